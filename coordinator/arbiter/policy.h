@@ -1,0 +1,103 @@
+#pragma once
+// The arbiter's one policy interface. Themis and every baseline implement it, each in its own file;
+// the simulator and the coordinator both drive it, so a policy is written once.
+//
+// A round: some GPUs are free (leases expired, an app finished, a host joined); the policy decides who
+// gets which of them. Policies are pure: no clock, sockets or files. Time comes in RoundInput::now and
+// randomness from the caller's seeded Rng.
+//
+// The coordinator runs a round in two steps because bids arrive over the network: it first asks
+// offer_recipients() who must see the offer, collects their bids, then calls run_round() with AppModels
+// whose bid() returns what was collected (a missing or late bid is an empty Bid).
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/bid.h"
+#include "core/ids.h"
+#include "core/rng.h"
+#include "core/topology.h"
+
+namespace themis::arbiter {
+
+// What an app can tell the arbiter about itself: the questions the papers' policies ask apps
+// (Themis §6.1, "apps report ..."). In the simulator the app answers from its own model; in the
+// coordinator the launcher's latest report stands in.
+class AppModel {
+ public:
+  virtual ~AppModel() = default;
+  virtual AppId id() const = 0;
+  // Finish-time fairness with what it holds now (ranks apps for the Themis filter).
+  virtual double current_rho() const = 0;
+  // GPUs it could use right now on top of what it holds (0 = satisfied).
+  virtual int extra_demand() const = 0;
+  // Themis: the bid table over an offer.
+  virtual Bid bid(const Offer& offer) = 0;
+  // Tiresias (LAS): GPU-seconds attained so far.
+  virtual Seconds attained_service() const = 0;
+  // SRSF: GPU-seconds of work left (at ideal placement).
+  virtual Seconds remaining_service() const = 0;
+  // SRTF / Optimus: time to finish if it also held `extra` GPUs from now on.
+  virtual Seconds remaining_time(std::span<const GpuIndex> extra) const = 0;
+  // SLAQ: loss decrease over the next lease if it also held `extra` GPUs.
+  virtual double loss_decrease(std::span<const GpuIndex> extra) const = 0;
+  // Gandiva: placement preference score (1/S, <= 1) of holding `extra` on top of what it holds.
+  virtual double placement_score(std::span<const GpuIndex> extra) const = 0;
+};
+
+struct RoundInput {
+  const Cluster* cluster = nullptr;
+  RoundId round = 0;
+  Seconds now = 0;
+  std::vector<GpuIndex> free_gpus;  // sorted; what this round hands out
+  std::vector<Lease> leases;        // GPUs held now (not free)
+  std::vector<AppModel*> apps;      // active apps, ordered by id
+};
+
+enum class GrantKind { kAuction, kLeftover, kDirect };  // kDirect: a baseline's allocation
+
+struct Grant {
+  AppId app = 0;
+  std::vector<GpuIndex> gpus;  // sorted
+  GrantKind kind = GrantKind::kDirect;
+};
+
+struct IdleGpu {
+  GpuIndex gpu = 0;
+  std::string reason;  // e.g. "no active app can use it"
+};
+
+// What the Themis auction decided, for the round record and `themisctl explain`.
+struct AuctionRecord {
+  std::vector<AppId> bidders;   // the filtered apps the offer went to
+  std::vector<Bid> bids;        // as received
+  struct Winner {
+    AppId app = 0;
+    std::vector<GpuIndex> pf_bundle;  // proportional-fair bundle
+    double rho = 0;                   // its bid ρ for that bundle
+    double c = 1;                     // payment factor c_i
+    std::vector<GpuIndex> kept;       // whole GPUs kept after the hidden payment
+  };
+  std::vector<Winner> winners;
+  double objective = 0;  // Σ log(1/ρ_i) over bidders at the PF optimum
+  double gap = 0;        // relative optimality gap; 0 when proven optimal
+};
+
+struct RoundOutcome {
+  std::vector<Grant> grants;
+  std::vector<IdleGpu> idle;  // every free GPU is either granted or listed here
+  AuctionRecord auction;      // empty for policies without an auction
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  // Apps that must see this round's offer before run_round. Default: none (no bids needed).
+  virtual std::vector<AppId> offer_recipients(const RoundInput& input) const;
+  virtual RoundOutcome run_round(const RoundInput& input, Rng& rng) = 0;
+};
+
+}  // namespace themis::arbiter

@@ -1,0 +1,54 @@
+#include <gtest/gtest.h>
+
+#include "core/cluster_file.h"
+
+namespace themis {
+namespace {
+
+std::string error_of(std::string_view text) {
+  try {
+    parse_cluster_toml(text, "lab.toml");
+  } catch (const ClusterFileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ClusterFile, ParsesSingleMachinesAndGroups) {
+  ClusterSpec spec = parse_cluster_toml(R"(
+name = "lab"
+[[machine]]
+name = "big"
+rack = "r1"
+slots = [4, 4]
+
+[[machine]]
+name = "k80-"
+count = 3
+racks = ["r1", "r2"]
+slots = [2]
+)");
+  Cluster c(spec);
+  EXPECT_EQ(c.name(), "lab");
+  EXPECT_EQ(c.size(), 8 + 3 * 2);
+  ASSERT_EQ(c.machines().size(), 4u);
+  EXPECT_EQ(c.machines()[1].name, "k80-01");
+  EXPECT_EQ(c.machines()[3].name, "k80-03");
+  EXPECT_EQ(c.racks()[c.machines()[2].rack].name, "r2");
+  EXPECT_EQ(c.racks()[c.machines()[3].rack].name, "r1");
+}
+
+TEST(ClusterFile, ErrorsNameFileLineAndField) {
+  EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [2, 0]\n"),
+            "lab.toml:4: machine[0].slots: each slot holds 1 to 64 GPUs");
+  EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\ngpu = 3\n"),
+            "lab.toml:5: machine[0].gpu: unknown key (expected name, rack, racks, slots, count)");
+  EXPECT_NE(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\n[[machine]]\nname = \"a\"\nslots = [1]\n")
+                .find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("name = = 3").find("lab.toml:1: syntax:"), std::string::npos);
+  EXPECT_NE(error_of("name = \"x\"\n").find("machine: at least one"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace themis
