@@ -1,0 +1,119 @@
+#include "bidder/job_packing.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <vector>
+
+#include "bidder/input_checks.h"
+
+namespace themis::bidder {
+namespace {
+
+constexpr const char* kWhere = "phase packing";
+
+Seconds job_time(Seconds work, int gpus, double slowdown) {
+  return gpus == 1 ? work : work * slowdown / gpus;
+}
+
+Seconds split_gpus(const std::vector<Seconds>& work, int gpus, int cap, double slowdown) {
+  struct Running {
+    Seconds finish;
+    std::size_t job;
+    int gpus;
+    bool operator<(const Running& o) const { return finish < o.finish; }  // max-heap on finish
+  };
+  std::priority_queue<Running> heap;
+  for (std::size_t j = 0; j < work.size(); ++j) heap.push({work[j], j, 1});
+  int spare = gpus - static_cast<int>(work.size());
+  while (spare > 0) {
+    Running slowest = heap.top();
+    if (slowest.gpus >= cap) break;
+    const Seconds faster = job_time(work[slowest.job], slowest.gpus + 1, slowdown);
+    if (faster >= slowest.finish) break;
+    heap.pop();
+    heap.push({faster, slowest.job, slowest.gpus + 1});
+    --spare;
+  }
+  return heap.top().finish;
+}
+
+// Longest processing time first: each job (longest first) to the least-loaded GPU.
+Seconds longest_first(const std::vector<Seconds>& sorted_desc, int gpus) {
+  std::priority_queue<Seconds, std::vector<Seconds>, std::greater<>> loads;
+  for (int g = 0; g < gpus; ++g) loads.push(0);
+  Seconds makespan = 0;
+  for (Seconds w : sorted_desc) {
+    Seconds load = loads.top() + w;
+    loads.pop();
+    loads.push(load);
+    makespan = std::max(makespan, load);
+  }
+  return makespan;
+}
+
+// Branch and bound over job -> GPU assignments, jobs longest first, from the LPT schedule. Stops at
+// the lower bound (no schedule beats max(longest job, total / gpus)) or after a node budget (it runs
+// inside every valuation of a bid, so its time must stay small), keeping the best found.
+struct Search {
+  const std::vector<Seconds>& jobs;
+  Seconds lower_bound;
+  Seconds best;
+  long nodes_left = 2000;
+};
+
+void search(Search& s, std::size_t next, std::vector<Seconds>& loads) {
+  const std::vector<Seconds>& jobs = s.jobs;
+  Seconds& best = s.best;
+  if (best <= s.lower_bound || --s.nodes_left < 0) return;
+  if (next == jobs.size()) {
+    best = std::min(best, *std::max_element(loads.begin(), loads.end()));
+    return;
+  }
+  bool tried_idle = false;  // idle GPUs are interchangeable: try one of them
+  for (std::size_t g = 0; g < loads.size(); ++g) {
+    if (loads[g] == 0) {
+      if (tried_idle) continue;
+      tried_idle = true;
+    }
+    if (loads[g] + jobs[next] >= best) continue;
+    loads[g] += jobs[next];
+    search(s, next + 1, loads);
+    loads[g] -= jobs[next];
+  }
+}
+
+Seconds serialize(std::vector<Seconds> work, int gpus) {
+  std::sort(work.begin(), work.end(), std::greater<>());
+  Seconds best = longest_first(work, gpus);
+  if (static_cast<int>(work.size()) <= kExactPackingJobs) {
+    Seconds total = 0;
+    for (Seconds w : work) total += w;
+    Search s{work, std::max(work.front(), total / gpus), best};
+    std::vector<Seconds> loads(static_cast<std::size_t>(gpus), 0);
+    search(s, 0, loads);
+    best = s.best;
+  }
+  return best;
+}
+
+}  // namespace
+
+Seconds phase_finish_time(std::span<const Seconds> serial_work, int gpus, int job_demand_max,
+                          double slowdown) {
+  detail::require_non_negative(kWhere, "gpus", gpus);
+  detail::require_at_least(kWhere, "job_demand_max", job_demand_max, 1);
+  detail::require_at_least(kWhere, "slowdown", slowdown, 1);
+  std::vector<Seconds> work;
+  for (Seconds w : serial_work) {
+    detail::require_non_negative(kWhere, "serial_work", w);
+    if (w > 0) work.push_back(w);
+  }
+  if (work.empty()) return 0;
+  if (gpus == 0) return std::numeric_limits<double>::infinity();
+  if (gpus >= static_cast<int>(work.size())) return split_gpus(work, gpus, job_demand_max, slowdown);
+  return serialize(std::move(work), gpus);
+}
+
+}  // namespace themis::bidder

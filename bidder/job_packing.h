@@ -1,0 +1,28 @@
+#pragma once
+// How the jobs of one phase share the app's GPUs, and when the phase ends (its slowest job).
+//
+// - At least as many GPUs as jobs: every job gets one GPU, then each further GPU goes to the job that
+//   would finish last, while it is below job_demand_max and another GPU shortens it. This greedy split
+//   minimises the phase's finish time; with equal jobs it is the even split of the paper's example.
+//   A job on more than one GPU runs at the placement slowdown S; a one-GPU job has no communication
+//   and runs at 1.
+// - Fewer GPUs than jobs: jobs run one after another, one GPU each, and are assigned to GPUs so that
+//   the last GPU to finish finishes as early as possible (makespan): longest-processing-time-first,
+//   then, up to kExactPackingJobs jobs, a branch and bound that is exact unless it runs out of its
+//   node budget (2000 nodes), in which case the best schedule found is used. Paper §4.3.3: 2 GPUs and jobs of
+//   640/800/800/960 s give 1600 s (960 + 640 on one GPU, 800 + 800 on the other).
+#include <span>
+
+#include "core/ids.h"
+
+namespace themis::bidder {
+
+inline constexpr int kExactPackingJobs = 16;
+
+// `serial_work[j]`: seconds job j still needs on one GPU without slowdown (iterations · serial time);
+// jobs with no work left are ignored. Returns 0 when no job has work, +infinity when gpus == 0 and
+// some job has. Throws std::invalid_argument on negative work, gpus < 0, job_demand_max < 1, S < 1.
+Seconds phase_finish_time(std::span<const Seconds> serial_work, int gpus, int job_demand_max,
+                          double slowdown);
+
+}  // namespace themis::bidder
