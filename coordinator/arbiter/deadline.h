@@ -1,0 +1,31 @@
+#pragma once
+// The solvers' time budget. This is the arbiter's only clock read, and only when a budget is set: a
+// round must finish in bounded time on instances too large to solve exactly. For byte-for-byte
+// reproducible runs (the simulator) set no time budget and bound the search by nodes instead.
+#include <chrono>
+
+namespace themis::arbiter {
+
+class Deadline {
+ public:
+  // seconds <= 0: no deadline.
+  explicit Deadline(double seconds)
+      : enabled_(seconds > 0),
+        end_(std::chrono::steady_clock::now() +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                 std::chrono::duration<double>(enabled_ ? seconds : 0))) {}
+  bool passed() const { return enabled_ && std::chrono::steady_clock::now() >= end_; }
+  // Seconds left (a large number when there is no deadline).
+  double remaining() const {
+    if (!enabled_) return 1e9;
+    const std::chrono::duration<double> left = end_ - std::chrono::steady_clock::now();
+    return left.count() > 0 ? left.count() : 0;
+  }
+  bool enabled() const { return enabled_; }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point end_;
+};
+
+}  // namespace themis::arbiter

@@ -1,0 +1,55 @@
+#pragma once
+// Winner determination as weighted set packing: each bidder picks at most one row, chosen rows are
+// pairwise disjoint, maximise the total gain. With gain = log(ρ_no_new / ρ_row) this is
+// argmax ∏ 1/ρ_i over bidders (a loser keeps ρ_no_new, gain 0).
+//
+// Items are positions in the offer (0 .. item_count − 1), not cluster GPU indices, so the sets stay
+// dense. Only rows with gain > 0 are kept: a row that does not improve on "nothing" can never be
+// needed by an optimum.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/bid.h"
+
+namespace themis::arbiter {
+
+struct PackingRow {
+  int source_row = 0;       // index into the bid's rows
+  double gain = 0;          // log(ρ_no_new / ρ_row) > 0
+  std::vector<int> items;   // sorted offer positions
+};
+
+struct PackingBidder {
+  AppId app = 0;
+  std::vector<PackingRow> rows;
+};
+
+struct PackingProblem {
+  int item_count = 0;
+  std::vector<PackingBidder> bidders;
+};
+
+// A choice per bidder: a row index into PackingBidder::rows, or -1 for none.
+using PackingChoice = std::vector<int>;
+
+struct PackingSolution {
+  PackingChoice choice;
+  double value = 0;            // Σ gain of the chosen rows
+  double bound = 0;            // proven upper bound on the optimum (== value when optimal)
+  bool proven_optimal = false;
+  std::int64_t nodes = 0;      // search nodes explored (solver-specific)
+  // Relative optimality gap (bound − value) / bound, 0 when proven optimal or the bound is 0.
+  double gap() const;
+};
+
+// Builds the problem from validated bids over `offer`; rows of each bid beyond `max_rows` (taken in
+// descending gain, ties by position in the bid) are left out.
+PackingProblem make_packing_problem(const Offer& offer, std::span<const Bid> bids, int max_rows);
+
+// Σ gain of `choice`; choice[excluded] must be -1 when excluded >= 0.
+double packing_value(const PackingProblem& problem, const PackingChoice& choice);
+// Whether `choice` picks valid rows, pairwise disjoint, and nothing for `excluded` (-1: none excluded).
+bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded = -1);
+
+}  // namespace themis::arbiter

@@ -1,0 +1,7 @@
+#include "coordinator/arbiter/policy.h"
+
+namespace themis::arbiter {
+
+std::vector<AppId> Policy::offer_recipients(const RoundInput& /*input*/) const { return {}; }
+
+}  // namespace themis::arbiter

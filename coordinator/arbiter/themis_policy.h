@@ -1,0 +1,48 @@
+#pragma once
+// The Themis policy (NSDI'20 §3.3): filter → offer → bids → validation → partial-allocation auction →
+// whole GPUs → leftover. Every free GPU of the round ends granted or idle with a reason.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coordinator/arbiter/bid_validation.h"
+#include "coordinator/arbiter/filter.h"
+#include "coordinator/arbiter/leases.h"
+#include "coordinator/arbiter/partial_allocation.h"
+#include "coordinator/arbiter/policy.h"
+#include "coordinator/arbiter/whole_gpus.h"
+#include "coordinator/arbiter/winner_solver.h"
+
+namespace themis::arbiter {
+
+struct ThemisSettings {
+  FilterFraction f{4, 5};                             // 0.8: the worst 20% of apps bid
+  RoundingRule rounding = RoundingRule::kNearest;
+  SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction
+  double solver_seconds = 1.0;                        // all N+1 solves of one auction; <= 0: no limit
+  std::int64_t solver_max_nodes = 0;                  // per solve; <= 0: no limit
+  int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
+  Seconds lease_duration = kDefaultLeaseDuration;
+};
+
+class ThemisPolicy final : public Policy {
+ public:
+  explicit ThemisPolicy(ThemisSettings settings = {});
+  std::string_view name() const override { return "themis"; }
+  const ThemisSettings& settings() const { return settings_; }
+
+  // The filtered apps, worst current ρ first.
+  std::vector<AppId> offer_recipients(const RoundInput& input) const override;
+  RoundOutcome run_round(const RoundInput& input, Rng& rng) override;
+
+  // What the last run_round dropped from the bids, and why (for logs and `themisctl explain`).
+  const std::vector<BidRejection>& last_rejections() const { return last_rejections_; }
+  // Leases for a round's grants, held from input.now for settings().lease_duration.
+  std::vector<Lease> leases(const RoundOutcome& outcome, const RoundInput& input) const;
+
+ private:
+  ThemisSettings settings_;
+  std::vector<BidRejection> last_rejections_;
+};
+
+}  // namespace themis::arbiter

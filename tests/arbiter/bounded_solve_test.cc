@@ -1,0 +1,76 @@
+// The bounded path: on an instance too large to finish, both solvers stop at their budget with a
+// feasible packing, a bound at least its value, and a gap >= 0.
+#include <gtest/gtest.h>
+
+#include "coordinator/arbiter/greedy_packing.h"
+#include "coordinator/arbiter/partial_allocation.h"
+#include "core/rng.h"
+
+namespace themis::arbiter {
+namespace {
+
+// 120 bidders × 20 scattered rows over 256 GPUs: scattered sets make the LP relaxation weak.
+PackingProblem hard_instance() {
+  Rng rng(99);
+  PackingProblem p;
+  p.item_count = 256;
+  for (int b = 0; b < 120; ++b) {
+    PackingBidder bidder{b, {}};
+    for (int r = 0; r < 20; ++r) {
+      const int size = 1 + static_cast<int>(rng.below(8));
+      std::vector<int> items;
+      while (static_cast<int>(items.size()) < size) {
+        const int g = static_cast<int>(rng.below(256));
+        if (std::find(items.begin(), items.end(), g) == items.end()) items.push_back(g);
+      }
+      std::sort(items.begin(), items.end());
+      bidder.rows.push_back({r, 0.1 + size * rng.uniform(), items});
+    }
+    p.bidders.push_back(std::move(bidder));
+  }
+  return p;
+}
+
+TEST(BoundedSolve, StopsAtBudgetWithFeasibleSolutionAndGap) {
+  const PackingProblem p = hard_instance();
+  const double greedy = packing_value(p, greedy_packing(p, -1));
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    auto solver = make_winner_solver(kind);
+    const PackingSolution s = solver->solve(p, -1, SolveLimits{0.2, 0}, SolveHints{});
+    EXPECT_TRUE(packing_feasible(p, s.choice));
+    EXPECT_NEAR(s.value, packing_value(p, s.choice), 1e-9);
+    EXPECT_GE(s.value, greedy - 1e-9);
+    EXPECT_GE(s.bound, s.value - 1e-9);
+    EXPECT_GE(s.gap(), 0.0);
+    EXPECT_LE(s.gap(), 1.0);
+    if (!s.proven_optimal) {
+      EXPECT_GT(s.gap(), 0.0);
+    }
+  }
+}
+
+TEST(BoundedSolve, NodeLimitIsDeterministic) {
+  const PackingProblem p = hard_instance();
+  auto solver = make_winner_solver(SolverKind::kBranchAndBound);
+  const PackingSolution a = solver->solve(p, -1, SolveLimits{0, 2000}, SolveHints{});
+  const PackingSolution b = solver->solve(p, -1, SolveLimits{0, 2000}, SolveHints{});
+  EXPECT_EQ(a.choice, b.choice);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_LE(a.nodes, 2000);
+}
+
+TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
+  const PackingProblem p = hard_instance();
+  auto solver = make_winner_solver(SolverKind::kBranchAndBound);
+  const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{0.5, 0});
+  EXPECT_TRUE(packing_feasible(p, pa.pf.choice));
+  EXPECT_GE(pa.gap, 0.0);
+  for (double c : pa.c) {
+    EXPECT_GT(c, 0.0);
+    EXPECT_LE(c, 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace themis::arbiter

@@ -1,0 +1,67 @@
+#include "coordinator/arbiter/filter.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+using testing::ScriptedApp;
+
+TEST(Filter, CountIsExactCeiling) {
+  EXPECT_EQ(filter_count(10, FilterFraction::parse("0.7")), 3);  // (1-0.7)*10 = 3 exactly, not 4
+  EXPECT_EQ(filter_count(10, FilterFraction::parse("0.8")), 2);
+  EXPECT_EQ(filter_count(10, FilterFraction::parse("1")), 1);   // at least one
+  EXPECT_EQ(filter_count(10, FilterFraction::parse("0")), 10);
+  EXPECT_EQ(filter_count(11, FilterFraction::parse("0.8")), 3);  // 2.2 -> 3
+  EXPECT_EQ(filter_count(3, FilterFraction::parse("0.9")), 1);
+  EXPECT_EQ(filter_count(0, FilterFraction::parse("0.8")), 0);
+  EXPECT_EQ(filter_count(10, FilterFraction::from_double(0.7)), 3);
+  EXPECT_EQ(filter_count(7, FilterFraction(2, 7)), 5);
+  EXPECT_EQ(filter_count(100000, FilterFraction::parse("0.999999")), 1);
+  EXPECT_EQ(filter_count(1000000, FilterFraction::parse("0.999999")), 1);
+  EXPECT_EQ(filter_count(1000001, FilterFraction::parse("0.999999")), 2);
+}
+
+TEST(Filter, ParseRejectsBadText) {
+  EXPECT_THROW(FilterFraction::parse(""), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::parse("1.5"), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::parse("0.1234567"), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::parse("-0.1"), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::parse("0.8x"), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::parse("."), std::invalid_argument);
+  EXPECT_THROW(FilterFraction(3, 2), std::invalid_argument);
+  EXPECT_THROW(FilterFraction::from_double(1.01), std::invalid_argument);
+  EXPECT_EQ(FilterFraction::parse(".5").numerator(), 500000);
+  EXPECT_EQ(FilterFraction::parse("1.0").numerator(), 1000000);
+  try {
+    FilterFraction::parse("0.8x");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("0.8x"), std::string::npos);
+  }
+}
+
+TEST(Filter, WorstRhoFirstTiesByIdSatisfiedAppsSkipped) {
+  std::vector<std::unique_ptr<ScriptedApp>> owned;
+  owned.push_back(std::make_unique<ScriptedApp>(1, 1.5, 2));
+  owned.push_back(std::make_unique<ScriptedApp>(2, 3.0, 2));
+  owned.push_back(std::make_unique<ScriptedApp>(3, 3.0, 2));
+  owned.push_back(std::make_unique<ScriptedApp>(4, 9.0, 0));  // worst, but wants nothing
+  owned.push_back(std::make_unique<ScriptedApp>(5, 0.5, 1));
+  std::vector<AppModel*> apps;
+  for (auto& a : owned) apps.push_back(a.get());
+  const auto picked = filter_apps(apps, FilterFraction::parse("0.5"));  // ceil(0.5*5) = 3
+  ASSERT_EQ(picked.size(), 3u);
+  EXPECT_EQ(picked[0]->id(), 2);
+  EXPECT_EQ(picked[1]->id(), 3);
+  EXPECT_EQ(picked[2]->id(), 1);
+  const auto one = filter_apps(apps, FilterFraction::parse("1"));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]->id(), 2);
+}
+
+}  // namespace
+}  // namespace themis::arbiter

@@ -1,0 +1,58 @@
+#include "coordinator/arbiter/leftover.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+const Cluster kCluster = testing::make_cluster(2, 2, 2, 2);  // GPUs 0..7; machine 0 = 0..3
+
+TEST(Leftover, NonBiddersFirstAtMostTheirDemandInOnePiece) {
+  Rng rng(3);
+  const auto result = distribute_leftover(kCluster, {0, 1, 2, 4, 5, 6}, {{10, 2}, {11, 3}, {12, 0}}, {{20, 5}}, rng);
+  std::map<AppId, std::vector<GpuIndex>> got;
+  for (const auto& g : result.grants) {
+    EXPECT_EQ(g.kind, GrantKind::kLeftover);
+    got[g.app] = g.gpus;
+  }
+  ASSERT_EQ(got.count(10), 1u);
+  ASSERT_EQ(got.count(11), 1u);
+  EXPECT_EQ(got.count(12), 0u);
+  EXPECT_EQ(got[10].size(), 2u);
+  EXPECT_EQ(got[11].size(), 3u);
+  EXPECT_EQ(kCluster.locality(got[11]), Locality::kSameMachine);  // 3 of one machine's 3 free
+  ASSERT_EQ(got.count(20), 1u);  // the bidder takes what no non-bidder wanted
+  EXPECT_EQ(got[20].size(), 1u);
+  EXPECT_TRUE(result.idle.empty());
+}
+
+TEST(Leftover, IdleWithReasonWhenNobodyWants) {
+  Rng rng(3);
+  const auto result = distribute_leftover(kCluster, {0, 1, 2}, {{10, 1}}, {}, rng);
+  ASSERT_EQ(result.grants.size(), 1u);
+  ASSERT_EQ(result.idle.size(), 2u);
+  for (const auto& idle : result.idle) EXPECT_FALSE(idle.reason.empty());
+  const auto none = distribute_leftover(kCluster, {0, 1}, {{10, 0}}, {}, rng);
+  ASSERT_EQ(none.idle.size(), 2u);
+  EXPECT_NE(none.idle[0].reason.find("no active app"), std::string::npos);
+}
+
+TEST(Leftover, RandomOrderIsSeeded) {
+  std::set<AppId> first_served;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng a(seed), b(seed);
+    const auto ra = distribute_leftover(kCluster, {0}, {{1, 1}, {2, 1}, {3, 1}}, {}, a);
+    const auto rb = distribute_leftover(kCluster, {0}, {{1, 1}, {2, 1}, {3, 1}}, {}, b);
+    ASSERT_EQ(ra.grants.size(), 1u);
+    EXPECT_EQ(ra.grants[0].app, rb.grants[0].app);
+    first_served.insert(ra.grants[0].app);
+  }
+  EXPECT_EQ(first_served.size(), 3u);  // every app can be the lucky one
+}
+
+}  // namespace
+}  // namespace themis::arbiter

@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+
+#include "coordinator/arbiter/placement.h"
+#include "coordinator/arbiter/whole_gpus.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+// 4 machines × 4 slots × 2 GPUs, 2 machines per rack: machine m holds GPUs 8m .. 8m+7, slot s of a
+// machine holds 2 consecutive GPUs.
+const Cluster kCluster = testing::make_cluster(4, 4, 2, 2);
+
+TEST(Placement, StaysInOneSlotThenMachineThenRack) {
+  // bundle: GPU 0 (slot 0 alone), 2,3 (slot 1), 8..11 (machine 1), 16 (rack 1)
+  const std::vector<GpuIndex> bundle{0, 2, 3, 8, 9, 10, 11, 16};
+  EXPECT_EQ(kCluster.locality(most_local_subset(kCluster, bundle, 2, GroupPreference::kDensest)), Locality::kSameSlot);
+  EXPECT_EQ(most_local_subset(kCluster, bundle, 4, GroupPreference::kDensest), (std::vector<GpuIndex>{8, 9, 10, 11}));
+  const auto six = most_local_subset(kCluster, bundle, 6, GroupPreference::kDensest);
+  EXPECT_EQ(kCluster.locality(six), Locality::kSameRack);
+  EXPECT_EQ(six.size(), 6u);
+  EXPECT_EQ(six, (std::vector<GpuIndex>{2, 3, 8, 9, 10, 11}));  // whole machine 1 part, then slot 1
+  EXPECT_EQ(most_local_subset(kCluster, bundle, 8, GroupPreference::kDensest), bundle);
+  EXPECT_EQ(most_local_subset(kCluster, bundle, 20, GroupPreference::kDensest), bundle);
+}
+
+TEST(Placement, BestFitLeavesLargeBlocks) {
+  const std::vector<GpuIndex> pool{0, 1, 8, 9, 10, 11, 12, 13, 14, 15};  // slot 0 of m0, all of m1
+  EXPECT_EQ(most_local_subset(kCluster, pool, 2, GroupPreference::kBestFit), (std::vector<GpuIndex>{0, 1}));
+  EXPECT_EQ(most_local_subset(kCluster, pool, 2, GroupPreference::kDensest), (std::vector<GpuIndex>{8, 9}));
+}
+
+TEST(WholeGpus, NearestRounding) {
+  EXPECT_EQ(nearest_kept_count(1.0, 4), 4);
+  EXPECT_EQ(nearest_kept_count(0.5, 4), 2);
+  EXPECT_EQ(nearest_kept_count(0.6, 4), 2);   // 2.4 + .5 -> 2
+  EXPECT_EQ(nearest_kept_count(0.625, 4), 3); // 2.5 + .5 -> 3
+  EXPECT_EQ(nearest_kept_count(0.01, 4), 1);  // at least one
+  EXPECT_EQ(nearest_kept_count(0.3, 1), 1);
+  EXPECT_EQ(nearest_kept_count(0.0, 4), 0);
+}
+
+TEST(WholeGpus, LotteryKeepsAllOrNothingAtRateC) {
+  Rng rng(5);
+  const std::vector<GpuIndex> bundle{0, 1, 2, 3};
+  int whole = 0;
+  for (int k = 0; k < 10000; ++k) {
+    const auto kept = kept_gpus(kCluster, bundle, 0.3, RoundingRule::kLottery, rng);
+    ASSERT_TRUE(kept.empty() || kept == bundle);
+    whole += kept.empty() ? 0 : 1;
+  }
+  EXPECT_NEAR(whole / 10000.0, 0.3, 0.02);
+  EXPECT_EQ(parse_rounding_rule("lottery"), RoundingRule::kLottery);
+  EXPECT_EQ(parse_rounding_rule("nearest"), RoundingRule::kNearest);
+  EXPECT_FALSE(parse_rounding_rule("floor").has_value());
+}
+
+}  // namespace
+}  // namespace themis::arbiter

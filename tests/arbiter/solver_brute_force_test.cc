@@ -1,0 +1,105 @@
+// Both winner-determination solvers against exhaustive search on random small instances: the optimum
+// value, the PF packing, every c_i, and the resulting kept and leftover GPU sets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "brute_force.h"
+#include "coordinator/arbiter/partial_allocation.h"
+#include "coordinator/arbiter/whole_gpus.h"
+#include "core/rng.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+// ≤ 5 bidders, ≤ 8 GPUs, ≤ 6 rows each; ρ drawn so some rows are worse than "nothing".
+std::vector<Bid> random_bids(Rng& rng, const Offer& offer) {
+  const int bidders = 1 + static_cast<int>(rng.below(5));
+  std::vector<Bid> bids;
+  for (int b = 0; b < bidders; ++b) {
+    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
+    const int rows = static_cast<int>(rng.below(7));
+    for (int r = 0; r < rows; ++r) {
+      std::vector<GpuIndex> gpus;
+      for (GpuIndex g : offer.gpus)
+        if (rng.uniform() < 0.35) gpus.push_back(g);
+      if (gpus.empty()) gpus.push_back(offer.gpus[rng.below(offer.gpus.size())]);
+      bid.rows.push_back({gpus, bid.rho_no_new * (0.1 + 1.1 * rng.uniform())});
+    }
+    bids.push_back(std::move(bid));
+  }
+  return bids;
+}
+
+void check_against_brute_force(SolverKind kind) {
+  const Cluster cluster = testing::make_cluster(2, 2, 2, 1);  // 8 GPUs: 2 racks × 1 machine × 2 slots × 2
+  auto solver = make_winner_solver(kind);
+  Rng rng(20240601);
+  int with_winners = 0;
+  int with_payment = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    Offer offer{instance, {}};
+    const int gpus = 1 + static_cast<int>(rng.below(8));
+    for (GpuIndex g = 0; g < 8; ++g)
+      if (static_cast<int>(offer.gpus.size()) < gpus && (rng.uniform() < 0.7 || 8 - g <= gpus - static_cast<int>(offer.gpus.size())))
+        offer.gpus.push_back(g);
+    const std::vector<Bid> bids = random_bids(rng, offer);
+    const PackingProblem problem = make_packing_problem(offer, bids, 64);
+    const testing::BruteForceResult expected = testing::brute_force(problem);
+    const std::vector<double> expected_c = testing::brute_force_c(problem);
+
+    const PartialAllocation got = partial_allocation(problem, *solver, AuctionLimits{});
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    ASSERT_TRUE(packing_feasible(problem, got.pf.choice));
+    EXPECT_TRUE(got.pf.proven_optimal);
+    EXPECT_EQ(got.gap, 0.0);
+    EXPECT_NEAR(got.pf.value, expected.value, 1e-7);
+    ASSERT_EQ(got.pf.choice, expected.choice);  // continuous random ρ: the optimum is unique
+    ASSERT_EQ(got.c.size(), expected_c.size());
+    for (std::size_t i = 0; i < expected_c.size(); ++i) {
+      EXPECT_NEAR(got.c[i], expected_c[i], 1e-7) << "bidder " << i;
+      EXPECT_GT(got.c[i], 0.0);
+      EXPECT_LE(got.c[i], 1.0);
+    }
+
+    // Kept and leftover sets (nearest rule), from the expected c_i and PF bundles.
+    Rng unused(1);
+    std::set<GpuIndex> leftover(offer.gpus.begin(), offer.gpus.end());
+    std::set<GpuIndex> expected_leftover = leftover;
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+      if (got.pf.choice[i] < 0) continue;
+      ++with_winners;
+      const auto& row = bids[i].rows[static_cast<std::size_t>(problem.bidders[i].rows[static_cast<std::size_t>(got.pf.choice[i])].source_row)];
+      const auto kept = kept_gpus(cluster, row.gpus, got.c[i], RoundingRule::kNearest, unused);
+      const int expected_count = nearest_kept_count(expected_c[i], static_cast<int>(row.gpus.size()));
+      EXPECT_EQ(static_cast<int>(kept.size()), expected_count);
+      if (expected_count < static_cast<int>(row.gpus.size())) ++with_payment;
+      EXPECT_TRUE(std::includes(row.gpus.begin(), row.gpus.end(), kept.begin(), kept.end()));
+      for (GpuIndex g : kept) leftover.erase(g);
+      for (GpuIndex g : kept_gpus(cluster, row.gpus, expected_c[i], RoundingRule::kNearest, unused))
+        expected_leftover.erase(g);
+    }
+    EXPECT_EQ(leftover, expected_leftover);
+  }
+  // The instances exercise the interesting cases, not only empty auctions.
+  EXPECT_GT(with_winners, 1000);
+  EXPECT_GT(with_payment, 100);
+}
+
+TEST(SolverBruteForce, BranchAndBoundMatchesExhaustiveSearch) { check_against_brute_force(SolverKind::kBranchAndBound); }
+TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) { check_against_brute_force(SolverKind::kCbc); }
+
+TEST(SolverBruteForce, LoneBidderPaysNothing) {
+  PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}};
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+    auto solver = make_winner_solver(kind);
+    const auto pa = partial_allocation(p, *solver, AuctionLimits{});
+    EXPECT_EQ(pa.pf.choice, (PackingChoice{1}));
+    EXPECT_EQ(pa.c[0], 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace themis::arbiter

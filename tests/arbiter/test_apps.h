@@ -1,0 +1,53 @@
+#pragma once
+// Test doubles for AppModel: a scripted app (fixed answers, bid from a function) and helpers to build
+// clusters for arbiter tests.
+#include <functional>
+#include <span>
+#include <utility>
+
+#include "coordinator/arbiter/policy.h"
+#include "core/topology.h"
+
+namespace themis::arbiter::testing {
+
+class ScriptedApp final : public AppModel {
+ public:
+  using BidFunction = std::function<Bid(const Offer&)>;
+  ScriptedApp(AppId id, double rho, int demand, BidFunction bid = {})
+      : id_(id), rho_(rho), demand_(demand), bid_(std::move(bid)) {}
+  AppId id() const override { return id_; }
+  double current_rho() const override { return rho_; }
+  int extra_demand() const override { return demand_; }
+  Bid bid(const Offer& offer) override {
+    ++bids_asked_;
+    return bid_ ? bid_(offer) : Bid{id_, rho_, {}};
+  }
+  Seconds attained_service() const override { return 0; }
+  Seconds remaining_service() const override { return 0; }
+  Seconds remaining_time(std::span<const GpuIndex>) const override { return 0; }
+  double loss_decrease(std::span<const GpuIndex>) const override { return 0; }
+  double placement_score(std::span<const GpuIndex>) const override { return 1; }
+
+  void set_rho(double rho) { rho_ = rho; }
+  void set_demand(int demand) { demand_ = demand; }
+  void set_bid(BidFunction bid) { bid_ = std::move(bid); }
+  int bids_asked() const { return bids_asked_; }
+
+ private:
+  AppId id_;
+  double rho_;
+  int demand_;
+  BidFunction bid_;
+  int bids_asked_ = 0;
+};
+
+// `machines` machines of `slots` slots × `per_slot` GPUs, `machines_per_rack` machines per rack.
+inline Cluster make_cluster(int machines, int slots, int per_slot, int machines_per_rack) {
+  ClusterSpec spec{"test", {}};
+  for (int m = 0; m < machines; ++m)
+    spec.machines.push_back({"m" + std::to_string(m), "r" + std::to_string(m / machines_per_rack),
+                             std::vector<int>(static_cast<std::size_t>(slots), per_slot)});
+  return Cluster(spec);
+}
+
+}  // namespace themis::arbiter::testing
