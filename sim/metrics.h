@@ -1,0 +1,29 @@
+#pragma once
+// Run-level figures of merit (Themis §6.1): finish-time fairness (max ρ, its CDF, Jain's index,
+// fraction of apps with ρ > 1), efficiency (total GPU time), makespan, average JCT, placement score.
+#include <string>
+#include <vector>
+
+#include "sim/simulator.h"
+
+namespace themis::sim {
+
+struct RunSummary {
+  std::string policy;
+  std::size_t apps = 0;
+  std::size_t finished = 0;
+  double max_rho = 0;
+  double median_rho = 0;
+  double jain_rho = 0;        // (Σρ)² / (n·Σρ²)
+  double frac_rho_gt_1 = 0;
+  Seconds gpu_time = 0;       // GPU-seconds, all apps
+  Seconds makespan = 0;       // last finish − first arrival
+  Seconds avg_jct = 0;
+  double avg_placement_score = 0;
+  std::vector<double> rho_sorted;  // the ρ CDF: value k is the (k+1)/n quantile
+  SimStats stats;
+};
+
+RunSummary summarize(const SimResult& result);
+
+}  // namespace themis::sim

@@ -1,0 +1,365 @@
+#include "sim/sim_app.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bidder/job_packing.h"
+#include "bidder/successive_halving.h"
+#include "coordinator/arbiter/policies/bundle_choice.h"
+
+namespace themis::sim {
+namespace {
+
+constexpr Seconds kInf = std::numeric_limits<Seconds>::infinity();
+// A job whose remaining work would take less than this at its current rate has completed: the event
+// time was computed from the same rate, so only rounding separates it from its target.
+constexpr Seconds kCompletionSlack = 1e-6;
+
+void insert_sorted(std::vector<GpuIndex>& into, std::span<const GpuIndex> gpus) {
+  into.insert(into.end(), gpus.begin(), gpus.end());
+  std::sort(into.begin(), into.end());
+}
+
+}  // namespace
+
+SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppSettings& settings,
+               int active_apps)
+    : id_(id), spec_(spec), cluster_(cluster), settings_(settings), contention_(spec.arrival, active_apps),
+      now_(spec.arrival) {
+  if (spec_.jobs.empty()) throw std::invalid_argument("app " + spec_.name + ": no jobs");
+  if (spec_.scheme == HyperScheme::kSuccessiveHalving) {
+    const auto n = spec_.jobs.size();
+    if ((n & (n - 1)) != 0)
+      throw std::invalid_argument("app " + spec_.name + ": successive halving needs a power-of-two job count");
+  }
+  for (const JobSpec& js : spec_.jobs) {
+    Job job;
+    job.spec = &js;
+    job.target = static_cast<double>(js.iterations);
+    jobs_.push_back(job);
+  }
+  assignment_.resize(jobs_.size());
+
+  Seconds budget = 0;
+  int app_demand_max = 0;
+  if (spec_.scheme == HyperScheme::kSingle) {
+    for (const JobSpec& js : spec_.jobs) {
+      budget += static_cast<double>(js.iterations) * js.serial_iter_time;
+      app_demand_max += js.gpus;
+    }
+  } else {
+    std::vector<Seconds> work;
+    for (const JobSpec& js : spec_.jobs) work.push_back(static_cast<double>(js.iterations) * js.serial_iter_time);
+    std::sort(work.begin(), work.end());
+    const Seconds median = work[work.size() / 2];
+    int first_job_gpus = spec_.jobs.front().gpus;
+    for (int p = 0; p < phases(); ++p) {
+      const int jobs = bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p);
+      budget += jobs * median;
+      int d = first_job_gpus << p;
+      if (spec_.max_job_gpus > 0) d = std::min(d, spec_.max_job_gpus);
+      app_demand_max = std::max(app_demand_max, jobs * d);
+    }
+  }
+  t_cluster_ = budget / std::min(cluster_.size(), app_demand_max);
+  refresh_next_completion();
+}
+
+int SimApp::phases() const {
+  if (spec_.scheme == HyperScheme::kSingle) return 1;
+  int p = 1;
+  for (std::size_t n = spec_.jobs.size(); n > 1; n /= 2) ++p;
+  return p;
+}
+
+int SimApp::demand(const Job& job) const {
+  if (spec_.scheme == HyperScheme::kSingle) return job.spec->gpus;
+  long long d = static_cast<long long>(job.spec->gpus) << phase_;
+  if (spec_.max_job_gpus > 0) d = std::min<long long>(d, spec_.max_job_gpus);
+  return static_cast<int>(std::min<long long>(d, cluster_.size()));
+}
+
+double SimApp::slowdown(std::size_t job, const std::vector<GpuIndex>& gpus) const {
+  return jobs_[job].spec->slowdown[static_cast<std::size_t>(cluster_.locality(gpus))];
+}
+
+double SimApp::rate(std::size_t job, const std::vector<GpuIndex>& gpus) const {
+  if (gpus.empty()) return 0;
+  const Job& j = jobs_[job];
+  const int used = std::min(static_cast<int>(gpus.size()), demand(j));
+  return used / (j.spec->serial_iter_time * slowdown(job, gpus));
+}
+
+void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
+  if (pool.empty()) return;
+  std::vector<std::size_t> order;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (runnable(jobs_[j]) && static_cast<int>(a[j].size()) < demand(jobs_[j])) order.push_back(j);
+  // Jobs already running complete their gang first, then waiting jobs in job order.
+  std::stable_partition(order.begin(), order.end(), [&a](std::size_t j) { return !a[j].empty(); });
+  for (std::size_t j : order) {
+    if (pool.empty()) break;
+    const int deficit = demand(jobs_[j]) - static_cast<int>(a[j].size());
+    auto bundle = arbiter::policies::best_placed_bundle(cluster_, pool, a[j], deficit);
+    arbiter::policies::remove_gpus(pool, bundle);
+    insert_sorted(a[j], bundle);
+  }
+}
+
+SimApp::Assignment SimApp::assignment_with(std::span<const GpuIndex> extra) const {
+  Assignment a = assignment_;
+  std::vector<GpuIndex> pool(extra.begin(), extra.end());
+  std::sort(pool.begin(), pool.end());
+  fill(a, pool);
+  return a;
+}
+
+double SimApp::app_slowdown(const Assignment& a) const {
+  double s = 1.0;
+  for (std::size_t j = 0; j < a.size(); ++j)
+    if (a[j].size() > 1) s = std::max(s, slowdown(j, a[j]));
+  return s;
+}
+
+Seconds SimApp::median_serial_iter_time() const {
+  std::vector<Seconds> t;
+  for (const Job& j : jobs_)
+    if (j.active) t.push_back(j.spec->serial_iter_time);
+  if (t.empty()) return jobs_.front().spec->serial_iter_time;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Seconds SimApp::estimate_remaining(int gpus, double s) const {
+  if (finished_) return 0;
+  const auto key = std::make_pair(gpus, s);
+  if (auto it = remaining_cache_.find(key); it != remaining_cache_.end()) return it->second;
+  const Seconds value = compute_remaining(gpus, s);
+  remaining_cache_.emplace(key, value);
+  return value;
+}
+
+Seconds SimApp::compute_remaining(int gpus, double s) const {
+  if (spec_.scheme == HyperScheme::kSingle) {
+    std::vector<Seconds> work;
+    int demand_max = 1;
+    for (const Job& j : jobs_) {
+      if (!j.active) continue;
+      work.push_back((j.target - j.done) * j.spec->serial_iter_time);
+      demand_max = std::max(demand_max, demand(j));
+    }
+    return bidder::phase_finish_time(work, gpus, demand_max, s);
+  }
+  if (gpus <= 0) return kInf;
+  bidder::SuccessiveHalvingApp app;
+  app.elapsed = 0;
+  app.initial_jobs = static_cast<int>(spec_.jobs.size());
+  std::vector<double> iters;
+  for (const Job& j : jobs_) iters.push_back(static_cast<double>(j.spec->iterations));
+  std::sort(iters.begin(), iters.end());
+  // The bidder needs every job's iterations left within the phase's: the longest job sets it.
+  app.phase_iterations.assign(static_cast<std::size_t>(phases()), iters.back());
+  app.current_phase = phase_;
+  int job_demand = 1;
+  for (const Job& j : jobs_) {
+    if (!j.active) continue;
+    app.current_jobs.push_back({j.spec->serial_iter_time, j.target - j.done});
+    job_demand = std::max(job_demand, demand(j));
+  }
+  app.job_demand_max = job_demand;
+  app.app_demand_max = std::max(job_demand, static_cast<int>(spec_.jobs.size()) * spec_.jobs.front().gpus);
+  app.budget = t_cluster_ * std::min(cluster_.size(), app.app_demand_max);
+  app.cluster_gpus = cluster_.size();
+  app.n_avg = 1;
+  return bidder::shared_finish_time(app, gpus, s);
+}
+
+double SimApp::rho_for(int gpus, double s, Seconds wait) const {
+  const Seconds elapsed = now_ - spec_.arrival + wait;
+  return (elapsed + estimate_remaining(gpus, s)) / (t_cluster_ * contention_.average(now_));
+}
+
+double SimApp::current_rho() const {
+  if (!held_.empty()) return rho_for(static_cast<int>(held_.size()), app_slowdown(assignment_), 0);
+  // Holding nothing: ρ if it waits one more lease and then runs on one GPU (architecture.md §3).
+  return rho_for(1, 1.0, settings_.lease);
+}
+
+int SimApp::extra_demand() const {
+  if (finished_) return 0;
+  int extra = 0;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (runnable(jobs_[j])) extra += std::max(0, demand(jobs_[j]) - static_cast<int>(assignment_[j].size()));
+  return extra;
+}
+
+Bid SimApp::bid(const Offer& offer) {
+  bidder::BidRequest request;
+  request.app = id_;
+  request.held = held_;
+  request.remaining_demand = extra_demand();
+  request.rho_no_new = current_rho();
+  double worst[kLocalityLevels] = {1, 1, 1, 1};
+  for (const Job& j : jobs_)
+    if (j.active)
+      for (int l = 0; l < kLocalityLevels; ++l)
+        worst[l] = std::max(worst[l], j.spec->slowdown[static_cast<std::size_t>(l)]);
+  auto valuation = [this, &worst](int total_gpus, Locality placement) {
+    const double s = total_gpus > 1 ? worst[static_cast<int>(placement)] : 1.0;
+    return rho_for(total_gpus, s, 0);
+  };
+  return bidder::generate_bid(cluster_, offer, request, valuation, settings_.bid);
+}
+
+Seconds SimApp::remaining_service() const {
+  if (finished_) return 0;
+  Seconds left = 0;
+  for (const Job& j : jobs_)
+    if (j.active) left += (j.target - j.done) * j.spec->serial_iter_time;
+  if (spec_.scheme == HyperScheme::kSuccessiveHalving) {
+    std::vector<Seconds> work;
+    for (const JobSpec& js : spec_.jobs) work.push_back(static_cast<double>(js.iterations) * js.serial_iter_time);
+    std::sort(work.begin(), work.end());
+    for (int p = phase_ + 1; p < phases(); ++p)
+      left += bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p) * work[work.size() / 2];
+  }
+  return left;
+}
+
+Seconds SimApp::remaining_time(std::span<const GpuIndex> extra) const {
+  const Assignment a = assignment_with(extra);
+  return estimate_remaining(static_cast<int>(held_.size() + extra.size()), app_slowdown(a));
+}
+
+double SimApp::loss_decrease(std::span<const GpuIndex> extra) const {
+  const Assignment a = assignment_with(extra);
+  double decrease = 0;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!runnable(jobs_[j]) || a[j].empty()) continue;
+    const Job& job = jobs_[j];
+    const double after = std::min(job.target, job.done + settings_.lease * rate(j, a[j]));
+    decrease += job.spec->loss.at(job.done) - job.spec->loss.at(after);
+  }
+  return decrease;
+}
+
+double SimApp::placement_score(std::span<const GpuIndex> extra) const {
+  const Assignment a = assignment_with(extra);
+  double weighted = 0;
+  double gpus = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    if (a[j].empty()) continue;
+    weighted += static_cast<double>(a[j].size()) / slowdown(j, a[j]);
+    gpus += static_cast<double>(a[j].size());
+  }
+  return gpus > 0 ? weighted / gpus : 1.0;
+}
+
+double SimApp::placement_score_so_far() const {
+  return running_gpu_seconds_ > 0 ? placed_gpu_seconds_ / running_gpu_seconds_ : 1.0;
+}
+
+void SimApp::advance_to(Seconds t) {
+  if (t < now_) throw std::logic_error("app " + spec_.name + ": time went backwards");
+  const Seconds dt = t - now_;
+  if (dt > 0 && !finished_) {
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      Job& job = jobs_[j];
+      if (!runnable(job) || assignment_[j].empty()) continue;
+      job.done = std::min(job.target, job.done + dt * rate(j, assignment_[j]));
+      const double g = static_cast<double>(assignment_[j].size());
+      running_gpu_seconds_ += g * dt;
+      placed_gpu_seconds_ += g * dt / slowdown(j, assignment_[j]);
+    }
+    gpu_time_ += static_cast<double>(held_.size()) * dt;
+    remaining_cache_.clear();
+  }
+  now_ = t;
+}
+
+std::vector<GpuIndex> SimApp::settle() {
+  if (finished_) return {};
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    Job& job = jobs_[j];
+    if (!runnable(job)) continue;
+    const double r = rate(j, assignment_[j]);
+    const bool complete = job.done >= job.target || (r > 0 && (job.target - job.done) / r <= kCompletionSlack);
+    if (!complete) continue;
+    job.done = job.target;
+    if (spec_.scheme == HyperScheme::kSingle) job.active = false;
+    else job.phase_done = true;
+  }
+  if (spec_.scheme == HyperScheme::kSingle) {
+    finished_ = std::none_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.active; });
+  } else if (std::all_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return !j.active || j.phase_done; })) {
+    if (phase_ + 1 >= phases()) {
+      finished_ = true;
+    } else {
+      // The better half (lowest loss; ties: lower job index) goes on to the next phase.
+      std::vector<std::size_t> alive;
+      for (std::size_t j = 0; j < jobs_.size(); ++j)
+        if (jobs_[j].active) alive.push_back(j);
+      std::stable_sort(alive.begin(), alive.end(), [this](std::size_t x, std::size_t y) {
+        return jobs_[x].spec->loss.at(jobs_[x].done) < jobs_[y].spec->loss.at(jobs_[y].done);
+      });
+      const std::size_t keep = (alive.size() + 1) / 2;
+      for (std::size_t k = 0; k < alive.size(); ++k) {
+        Job& job = jobs_[alive[k]];
+        if (k < keep) {
+          job.phase_done = false;
+          job.target += static_cast<double>(job.spec->iterations);
+        } else {
+          job.active = false;
+        }
+      }
+      ++phase_;
+    }
+  }
+  if (finished_) {
+    std::vector<GpuIndex> all = held_;
+    held_.clear();
+    for (auto& a : assignment_) a.clear();
+    refresh_next_completion();
+    return all;
+  }
+  return gain({});
+}
+
+std::vector<GpuIndex> SimApp::gain(std::span<const GpuIndex> gpus) {
+  insert_sorted(held_, gpus);
+  // Jobs that stopped give their GPUs back to the app's pool; waiting jobs take from it.
+  std::vector<GpuIndex> assigned;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!runnable(jobs_[j])) assignment_[j].clear();
+    assigned.insert(assigned.end(), assignment_[j].begin(), assignment_[j].end());
+  }
+  std::sort(assigned.begin(), assigned.end());
+  std::vector<GpuIndex> pool;
+  std::set_difference(held_.begin(), held_.end(), assigned.begin(), assigned.end(), std::back_inserter(pool));
+  fill(assignment_, pool);
+  arbiter::policies::remove_gpus(held_, pool);
+  refresh_next_completion();
+  return pool;
+}
+
+void SimApp::lose(std::span<const GpuIndex> gpus) {
+  std::vector<GpuIndex> sorted(gpus.begin(), gpus.end());
+  std::sort(sorted.begin(), sorted.end());
+  arbiter::policies::remove_gpus(held_, sorted);
+  for (auto& a : assignment_) arbiter::policies::remove_gpus(a, sorted);
+  refresh_next_completion();
+}
+
+void SimApp::refresh_next_completion() {
+  remaining_cache_.clear();
+  next_completion_ = kInf;
+  if (finished_) return;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!runnable(jobs_[j]) || assignment_[j].empty()) continue;
+    next_completion_ = std::min(next_completion_, now_ + (jobs_[j].target - jobs_[j].done) / rate(j, assignment_[j]));
+  }
+}
+
+}  // namespace themis::sim

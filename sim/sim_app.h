@@ -1,0 +1,112 @@
+#pragma once
+// One app as the simulator sees it: its jobs' progress on the GPUs it holds, its own app scheduler
+// (which job runs on which of its GPUs; successive halving), and its answers to the arbiter's
+// questions (arbiter::AppModel), computed with the bidder library's Eq. 1 / Eq. 2 and bid generator,
+// exactly as a launcher would.
+#include <map>
+#include <optional>
+#include <utility>
+#include <span>
+#include <vector>
+
+#include "bidder/bid_generator.h"
+#include "bidder/contention.h"
+#include "coordinator/arbiter/policy.h"
+#include "core/topology.h"
+#include "sim/trace.h"
+
+namespace themis::sim {
+
+struct AppSettings {
+  Seconds lease = 600;  // the lease length: horizon of SLAQ's loss decrease, wait of "no new GPUs"
+  bidder::BidSettings bid;
+};
+
+class SimApp final : public arbiter::AppModel {
+ public:
+  SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppSettings& settings, int active_apps);
+
+  // --- simulation ---
+  // Moves the app's clock to `t`, advancing every running job. t >= now().
+  void advance_to(Seconds t);
+  // The next instant a job (or phase) completes at the current rates; +inf if nothing runs.
+  Seconds next_completion() const { return next_completion_; }
+  // Settles jobs that completed at now(): phase changes, GPU reassignment. Returns the GPUs the app can
+  // no longer use (to be released by the caller).
+  std::vector<GpuIndex> settle();
+  // The app gains `gpus` (distinct, not held) / loses `gpus` (held). gain returns GPUs it cannot use.
+  std::vector<GpuIndex> gain(std::span<const GpuIndex> gpus);
+  void lose(std::span<const GpuIndex> gpus);
+  void observe_contention(int active_apps) { contention_.observe(now_, active_apps); }
+
+  bool finished() const { return finished_; }
+  Seconds now() const { return now_; }
+  const AppSpec& spec() const { return spec_; }
+  const std::vector<GpuIndex>& held() const { return held_; }
+  Seconds gpu_time() const { return gpu_time_; }
+  // GPU-time-weighted mean of 1/S over the app's running jobs (1 if it never ran).
+  double placement_score_so_far() const;
+  Seconds cluster_time() const { return t_cluster_; }                 // T_cluster
+  double contention_average() const { return contention_.average(now_); }  // N_avg so far
+
+  // --- arbiter::AppModel ---
+  AppId id() const override { return id_; }
+  double current_rho() const override;
+  int extra_demand() const override;
+  Bid bid(const Offer& offer) override;
+  Seconds attained_service() const override { return gpu_time_; }
+  Seconds remaining_service() const override;
+  Seconds remaining_time(std::span<const GpuIndex> extra) const override;
+  double loss_decrease(std::span<const GpuIndex> extra) const override;
+  double placement_score(std::span<const GpuIndex> extra) const override;
+
+ private:
+  struct Job {
+    const JobSpec* spec = nullptr;
+    double done = 0;          // iterations run in all
+    double target = 0;        // iterations at which the current phase (or the job) ends
+    bool active = true;       // still in the app (not finished, not halved away)
+    bool phase_done = false;  // successive halving: reached this phase's target
+  };
+  using Assignment = std::vector<std::vector<GpuIndex>>;  // GPUs per job
+
+  int demand(const Job& job) const;
+  bool runnable(const Job& job) const { return job.active && !job.phase_done; }
+  double slowdown(std::size_t job, const std::vector<GpuIndex>& gpus) const;
+  double rate(std::size_t job, const std::vector<GpuIndex>& gpus) const;  // iterations / s
+  // `base` plus GPUs from `pool` filling each runnable job's deficit; the pool keeps what is left.
+  void fill(Assignment& base, std::vector<GpuIndex>& pool) const;
+  Assignment assignment_with(std::span<const GpuIndex> extra) const;
+  // App-level S of an assignment: the largest slowdown of a job on more than one GPU (1 if none).
+  double app_slowdown(const Assignment& a) const;
+  // Seconds from now until the app finishes holding `gpus` GPUs in all at slowdown `s` (Eq. 1 / 2).
+  Seconds estimate_remaining(int gpus, double s) const;
+  Seconds compute_remaining(int gpus, double s) const;
+  double rho_for(int gpus, double s, Seconds wait) const;
+  void reassign();
+  void refresh_next_completion();
+  Seconds median_serial_iter_time() const;
+  int phases() const;
+
+  AppId id_;
+  AppSpec spec_;
+  const Cluster& cluster_;
+  AppSettings settings_;
+  bidder::ContentionAverage contention_;
+  std::vector<Job> jobs_;
+  Assignment assignment_;
+  std::vector<GpuIndex> held_;  // sorted
+  int phase_ = 0;
+  bool finished_ = false;
+  Seconds now_ = 0;
+  Seconds next_completion_ = 0;
+  Seconds t_cluster_ = 0;
+  Seconds gpu_time_ = 0;
+  // estimate_remaining by (gpus, S) for the current state: policies ask the same question many times
+  // per round (Optimus and SRTF per GPU step, Themis per bid row). Cleared whenever the state changes.
+  mutable std::map<std::pair<int, double>, Seconds> remaining_cache_;
+  double placed_gpu_seconds_ = 0;  // Σ gpus · dt / S over running jobs
+  double running_gpu_seconds_ = 0;  // Σ gpus · dt over running jobs
+};
+
+}  // namespace themis::sim

@@ -1,0 +1,198 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "core/rng.h"
+
+namespace themis::sim {
+namespace {
+
+constexpr Seconds kInf = std::numeric_limits<Seconds>::infinity();
+
+struct HeldLease {
+  AppId app = -1;  // -1: free
+  RoundId round = 0;
+  Seconds start = 0;
+  Seconds expiry = 0;
+};
+
+class Run {
+ public:
+  Run(const Cluster& cluster, const std::vector<AppSpec>& specs, arbiter::Policy& policy,
+      const SimSettings& settings, const ProgressFn& progress)
+      : cluster_(cluster), specs_(specs), policy_(policy), settings_(settings), progress_(progress),
+        rng_(settings.seed), gpus_(static_cast<std::size_t>(cluster.size())) {
+    app_settings_.lease = settings.lease;
+    app_settings_.bid = settings.bid;
+    for (GpuIndex g = 0; g < cluster.size(); ++g) free_.push_back(g);
+  }
+
+  SimResult run() {
+    SimResult result;
+    result.policy = std::string(policy_.name());
+    std::vector<AppResult> done(specs_.size());
+    std::size_t finished = 0;
+    Seconds now = specs_.empty() ? 0 : specs_.front().arrival;
+    while (finished < specs_.size()) {
+      const Seconds next = next_event_time();
+      if (next == kInf) throw std::runtime_error(stall_message(now));
+      if (settings_.time_limit > 0 && next > settings_.time_limit) break;
+      now = next;
+      for (auto& [id, app] : active_) app->advance_to(now);
+      bool changed = false;
+
+      // Arrivals.
+      while (next_arrival_ < specs_.size() && specs_[next_arrival_].arrival <= now) {
+        const AppId id = static_cast<AppId>(next_arrival_);
+        active_.emplace(id, std::make_unique<SimApp>(id, specs_[next_arrival_], cluster_, app_settings_,
+                                                     static_cast<int>(active_.size() + 1)));
+        ++next_arrival_;
+        ++stats_.events;
+        changed = true;
+        observe_contention();
+      }
+      // Lease expiries: the GPU goes back to the pool and is auctioned again this instant.
+      while (!expiries_.empty() && expiries_.begin()->first <= now) {
+        const GpuIndex g = expiries_.begin()->second;
+        expiries_.erase(expiries_.begin());
+        HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
+        if (lease.app >= 0 && lease.expiry <= now) {
+          const GpuIndex one[] = {g};
+          active_.at(lease.app)->lose(one);
+          release(g);
+          ++stats_.events;
+          changed = true;
+        }
+      }
+      // Completions (jobs, phases, apps).
+      for (auto it = active_.begin(); it != active_.end();) {
+        SimApp& app = *it->second;
+        if (app.next_completion() <= now) {
+          ++stats_.events;
+          changed = true;
+          for (GpuIndex g : app.settle()) release(g);
+        }
+        if (app.finished()) {
+          done[static_cast<std::size_t>(app.id())] = result_of(app);
+          ++finished;
+          it = active_.erase(it);
+          observe_contention();
+        } else {
+          ++it;
+        }
+      }
+      if (changed && !free_.empty() && any_demand()) round(now);
+      if (progress_) progress_(now, finished, specs_.size());
+    }
+    for (auto& [id, app] : active_) done[static_cast<std::size_t>(id)] = result_of(*app);
+    stats_.end_time = now;
+    result.apps = std::move(done);
+    result.stats = stats_;
+    return result;
+  }
+
+ private:
+  Seconds next_event_time() const {
+    Seconds t = kInf;
+    if (next_arrival_ < specs_.size()) t = specs_[next_arrival_].arrival;
+    if (!expiries_.empty()) t = std::min(t, expiries_.begin()->first);
+    for (const auto& [id, app] : active_) t = std::min(t, app->next_completion());
+    return t;
+  }
+
+  bool any_demand() const {
+    return std::any_of(active_.begin(), active_.end(), [](const auto& kv) { return kv.second->extra_demand() > 0; });
+  }
+
+  void observe_contention() {
+    for (auto& [id, app] : active_) app->observe_contention(static_cast<int>(active_.size()));
+  }
+
+  void release(GpuIndex g) {
+    gpus_[static_cast<std::size_t>(g)] = HeldLease{};
+    free_.insert(std::lower_bound(free_.begin(), free_.end(), g), g);
+  }
+
+  void round(Seconds now) {
+    arbiter::RoundInput input;
+    input.cluster = &cluster_;
+    input.round = ++stats_.rounds;
+    input.now = now;
+    input.free_gpus = free_;
+    for (GpuIndex g = 0; g < cluster_.size(); ++g) {
+      const HeldLease& l = gpus_[static_cast<std::size_t>(g)];
+      if (l.app >= 0) input.leases.push_back({g, l.app, l.round, l.start, l.expiry});
+    }
+    for (auto& [id, app] : active_) input.apps.push_back(app.get());
+    const arbiter::RoundOutcome outcome = policy_.run_round(input, rng_);
+    for (const arbiter::Grant& grant : outcome.grants) {
+      auto it = active_.find(grant.app);
+      if (it == active_.end())
+        throw std::logic_error(std::string(policy_.name()) + ": granted GPUs to inactive app " + std::to_string(grant.app));
+      for (GpuIndex g : grant.gpus) {
+        auto pos = std::lower_bound(free_.begin(), free_.end(), g);
+        if (pos == free_.end() || *pos != g)
+          throw std::logic_error(std::string(policy_.name()) + ": granted GPU " + std::to_string(g) + " which is not free");
+        free_.erase(pos);
+        gpus_[static_cast<std::size_t>(g)] = HeldLease{grant.app, input.round, now, now + settings_.lease};
+        expiries_.emplace(now + settings_.lease, g);
+        ++stats_.granted_gpus;
+      }
+      // GPUs the app cannot use go straight back; they wait for the next event.
+      for (GpuIndex g : it->second->gain(grant.gpus)) release(g);
+    }
+  }
+
+  AppResult result_of(const SimApp& app) const {
+    AppResult r;
+    r.name = app.spec().name;
+    r.id = app.id();
+    r.arrival = app.spec().arrival;
+    r.finished = app.finished();
+    r.finish = app.now();
+    r.jct = app.now() - app.spec().arrival;
+    r.gpu_time = app.gpu_time();
+    r.t_cluster = app.cluster_time();
+    r.n_avg = app.contention_average();
+    r.t_id = r.t_cluster * r.n_avg;
+    r.rho = r.t_id > 0 ? r.jct / r.t_id : 0;
+    r.placement_score = app.placement_score_so_far();
+    return r;
+  }
+
+  std::string stall_message(Seconds now) const {
+    return std::string(policy_.name()) + ": simulation stalled at t=" + std::to_string(now) + " s with " +
+           std::to_string(active_.size()) + " apps waiting and " + std::to_string(free_.size()) +
+           " free GPUs: the policy schedules nothing and no event is pending";
+  }
+
+  const Cluster& cluster_;
+  const std::vector<AppSpec>& specs_;
+  arbiter::Policy& policy_;
+  SimSettings settings_;
+  ProgressFn progress_;
+  AppSettings app_settings_;
+  Rng rng_;
+  std::vector<HeldLease> gpus_;
+  std::vector<GpuIndex> free_;
+  std::multimap<Seconds, GpuIndex> expiries_;
+  std::map<AppId, std::unique_ptr<SimApp>> active_;
+  std::size_t next_arrival_ = 0;
+  SimStats stats_;
+};
+
+}  // namespace
+
+SimResult simulate(const Cluster& cluster, const std::vector<AppSpec>& apps, arbiter::Policy& policy,
+                   const SimSettings& settings, const ProgressFn& progress) {
+  if (!std::is_sorted(apps.begin(), apps.end(), [](const AppSpec& a, const AppSpec& b) { return a.arrival < b.arrival; }))
+    throw std::invalid_argument("simulate: apps must be sorted by arrival");
+  Run run(cluster, apps, policy, settings, progress);
+  return run.run();
+}
+
+}  // namespace themis::sim

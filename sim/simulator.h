@@ -1,0 +1,61 @@
+#pragma once
+// The event-driven simulator: a virtual clock, an event queue (app arrivals, lease expiries, job and
+// phase completions), leases, and a round through Policy::run_round (the coordinator's policy code) at
+// every instant where something happened, GPUs are free and an app can use them.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "coordinator/arbiter/policy.h"
+#include "core/topology.h"
+#include "sim/sim_app.h"
+#include "sim/trace.h"
+
+namespace themis::sim {
+
+struct SimSettings {
+  Seconds lease = 600;       // 10 minutes (Themis §6.1)
+  std::uint64_t seed = 1;    // the policy's Rng (leftover draws, lotteries)
+  Seconds time_limit = 0;    // stop when the clock passes it; <= 0: none
+  bidder::BidSettings bid;
+};
+
+struct AppResult {
+  std::string name;
+  AppId id = 0;
+  Seconds arrival = 0;
+  Seconds finish = 0;
+  Seconds jct = 0;
+  Seconds gpu_time = 0;          // GPU-seconds held
+  double rho = 0;                // JCT / T_id
+  Seconds t_cluster = 0;
+  double n_avg = 0;
+  Seconds t_id = 0;
+  double placement_score = 1;    // GPU-time-weighted 1/S of its running jobs
+  bool finished = false;
+};
+
+struct SimStats {
+  long long events = 0;   // arrivals + lease expiries + job/phase completions
+  long long rounds = 0;
+  long long granted_gpus = 0;
+  Seconds end_time = 0;
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<AppResult> apps;  // in arrival order
+  SimStats stats;
+};
+
+// Called after every round with the clock and the number of apps finished (for progress display).
+using ProgressFn = std::function<void(Seconds now, std::size_t finished, std::size_t total)>;
+
+// Runs `apps` (sorted by arrival) on `cluster` under `policy`. Throws std::runtime_error if the run
+// stalls (apps wait, GPUs are free, nothing is scheduled and no event is pending) and
+// std::logic_error if the policy grants a GPU that is not free.
+SimResult simulate(const Cluster& cluster, const std::vector<AppSpec>& apps, arbiter::Policy& policy,
+                   const SimSettings& settings, const ProgressFn& progress = {});
+
+}  // namespace themis::sim

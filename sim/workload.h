@@ -1,0 +1,47 @@
+#pragma once
+// Synthetic workloads in the shape of the Themis paper's (§6.1), built from the real Philly job table
+// (arrivals, GPU counts, durations) and the model mix of Table 4. Same options and seed, same workload.
+//
+// Workload 1: hyper-parameter exploration apps. 10% have one job; the rest have n jobs with n uniform
+//   in [50, 100] (median 75, Themis Fig 2) divided by `job_divisor` (default 5, so median 15) to keep
+//   runs fast. Jobs take 1 or 2 GPUs and their serial work from Philly rows with 1-2 GPUs.
+// Workload 2: the same app arrivals; each app is successive halving (Hyperband) with n in {4, 8, 16}
+//   jobs, 1 or 2 GPUs per job in phase 0 doubling every phase up to 8 ("more tasks per job").
+// Arrivals are Philly submission times from a random two-week window, compressed so that the
+//   offered work is `load` times what the cluster can do while apps arrive.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/trace.h"
+
+namespace themis::sim {
+
+struct PhillyJob {
+  Seconds submit = 0;  // seconds since the trace's epoch
+  Seconds duration = 0;
+  int gpus = 1;
+};
+
+// Reads pollux-adaptdl's philly.csv (timestamp,duration,num_gpus,gpu_time,cluster). Bad rows raise
+// TraceError "file:line: field: reason".
+std::vector<PhillyJob> load_philly_csv(const std::filesystem::path& path);
+
+struct WorkloadOptions {
+  int apps = 50;
+  std::uint64_t seed = 1;
+  double load = 2.0;
+  int job_divisor = 5;
+  Seconds max_job_seconds = 24 * 3600;  // Philly's longest jobs are clipped to this much serial work
+  int cluster_gpus = 256;
+};
+
+std::vector<AppSpec> workload1(const std::vector<PhillyJob>& philly, const WorkloadOptions& options);
+std::vector<AppSpec> workload2(const std::vector<PhillyJob>& philly, const WorkloadOptions& options);
+
+// Where the Philly table is looked for when no path is given: $THEMIS_PHILLY_CSV, then the shared
+// traces folder of this repository's layout.
+std::filesystem::path default_philly_csv();
+
+}  // namespace themis::sim
