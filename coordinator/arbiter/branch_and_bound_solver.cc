@@ -298,8 +298,9 @@ class Search {
 PackingSolution BranchAndBoundSolver::solve(const PackingProblem& problem, int excluded,
                                             const SolveLimits& limits, const SolveHints& hints) {
   Search search(problem, excluded, limits);
-  if (hints.warm_start != nullptr) search.offer_incumbent(*hints.warm_start, excluded);
-  search.offer_incumbent(greedy_packing(problem, excluded), excluded);
+  if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded))
+    search.offer_incumbent(improve_packing(problem, excluded, *hints.warm_start), excluded);
+  search.offer_incumbent(improve_packing(problem, excluded, greedy_packing(problem, excluded)), excluded);
 
   std::vector<double> local_prices;
   std::vector<double>& prices = hints.item_prices != nullptr ? *hints.item_prices : local_prices;

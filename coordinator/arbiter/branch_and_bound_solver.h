@@ -4,7 +4,8 @@
 //
 // - Preprocessing: a row is dropped when another row of the same bidder uses a subset of its GPUs for
 //   at least the same gain (dominance; never needed by an optimum).
-// - Warm start: the caller's hint and a greedy packing; Lagrangian prices also drive a greedy.
+// - Warm start: the caller's hint and a greedy packing, each improved by local search
+//   (improve_packing); Lagrangian prices also drive a greedy.
 // - Bound: Lagrangian relaxation of the "each GPU at most once" constraints with per-GPU prices λ
 //   found by subgradient steps: Σ_{free g} λ_g + Σ_{remaining bidders} max(0, best unblocked
 //   gain − λ(row)). Valid for any λ >= 0, so prices from a previous solve of the same problem (the N+1

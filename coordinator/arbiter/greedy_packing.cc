@@ -64,7 +64,7 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
       best = std::move(choice);
     }
   }
-  return improve_packing(problem, excluded, std::move(best));
+  return best;
 }
 
 PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "coordinator/arbiter/leftover.h"
@@ -74,10 +75,15 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
     outcome.auction.winners.push_back(std::move(winner));
   }
 
+  // An app that saw the offer but bid nothing usable (no launcher, a late or malformed bid) did not
+  // take part in the auction, so it shares the leftover with the apps that were not offered
+  // (architecture.md §2 step 5); otherwise a launcher-less app with the worst ρ would starve.
+  std::set<AppId> took_part;
+  for (const Bid& bid : valid.accepted)
+    if (!bid.rows.empty()) took_part.insert(bid.app);
   std::vector<LeftoverRecipient> non_bidders, bidders;
   for (AppModel* app : input.apps) {
-    const bool filtered_in = std::find(filtered.begin(), filtered.end(), app) != filtered.end();
-    if (filtered_in)
+    if (took_part.contains(app->id()))
       bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()]});
     else
       non_bidders.push_back({app->id(), app->extra_demand()});

@@ -225,3 +225,31 @@ TEST(ThemisPolicy, OfferRecipientsAreTheFilter) {
 
 }  // namespace
 }  // namespace themis::arbiter
+
+namespace themis::arbiter {
+namespace {
+
+// An app that sees the offer but bids nothing (no launcher yet) competes for the leftover on equal
+// terms with the apps that were not offered; it must not queue behind them.
+TEST(ThemisPolicy, OfferedAppThatBidsNothingSharesTheLeftoverFirst) {
+  const Cluster cluster = testing::make_cluster(3, 1, 2, 2);
+  int silent_won = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    testing::ScriptedApp holder(1, 0.5, 6);   // best ρ: never filtered in
+    testing::ScriptedApp silent(2, 9.0, 6);   // worst ρ: filtered in, answers with an empty bid
+    RoundInput input{&cluster, 1, 0, {0, 1, 2, 3, 4, 5}, {}, {&holder, &silent}};
+    ThemisPolicy policy;
+    Rng rng(seed);
+    const RoundOutcome out = policy.run_round(input, rng);
+    EXPECT_EQ(silent.bids_asked(), 1);
+    for (const Grant& g : out.grants) {
+      EXPECT_EQ(g.kind, GrantKind::kLeftover);
+      if (g.app == 2) ++silent_won;
+    }
+  }
+  // Random order among first-tier recipients: over 40 seeds the silent app must win some rounds.
+  EXPECT_GT(silent_won, 5);
+}
+
+}  // namespace
+}  // namespace themis::arbiter
