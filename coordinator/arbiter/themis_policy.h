@@ -19,8 +19,11 @@ struct ThemisSettings {
   FilterFraction f{4, 5};                             // 0.8: the worst 20% of apps bid
   RoundingRule rounding = RoundingRule::kNearest;
   SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction
-  double solver_seconds = 1.0;                        // all N+1 solves of one auction; <= 0: no limit
-  std::int64_t solver_max_nodes = 0;                  // per solve; <= 0: no limit
+  // The default bounds a solve by search nodes, not time, so the policy reads no clock and a round's
+  // outcome depends on its input alone. A wall-clock budget (all N+1 solves of one auction) is opt-in
+  // for callers that accept machine-dependent outcomes; <= 0: none.
+  double solver_seconds = 0;
+  std::int64_t solver_max_nodes = 200000;             // per solve; <= 0: no limit
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
   Seconds lease_duration = kDefaultLeaseDuration;
 };
