@@ -1,6 +1,7 @@
 // themis-sim: replay a workload on a cluster under one policy (run) or several (compare).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "coordinator/arbiter/policies/registry.h"
 #include "core/cluster_file.h"
 #include "core/cluster_presets.h"
+#include "sim/experiments.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -26,10 +28,16 @@ struct Common {
   std::string cluster = "paper-256";
   std::string philly;
   std::uint64_t seed = 1;
-  int apps = 50;
-  double load = 2.0;
+  int apps = 100;
+  double load = 3.0;
   Seconds lease = 600;
   double filter_f = 0.8;
+  double network_fraction = -1;
+  double estimate_error = 0;
+  Seconds batch_window = -1;
+  int shrink = 1;
+  AppId liar = -1;
+  double lie = 0;
   bool json = false;
 };
 
@@ -42,18 +50,41 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--philly", c.philly, "Philly job table for w1/w2 (default: shared traces)");
   cmd->add_option("--lease", c.lease, "lease length in seconds")->check(CLI::PositiveNumber);
   cmd->add_option("--filter-f", c.filter_f, "Themis filter fraction f")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--net-frac", c.network_fraction,
+                  "fraction of network-intensive apps in a generated workload (default: Table 4's mix)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--error", c.estimate_error, "apps' estimate error X: iterations and slowdown off by U[-X, X]")
+      ->check(CLI::Range(0.0, 0.99));
+  cmd->add_option("--batch-window", c.batch_window, "seconds within which expiring leases are batched (default lease/10)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--contention", c.shrink, "shrink the cluster to 1/K of its machines (workload kept)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", c.json, "machine-readable output");
 }
 
-Cluster load_cluster(const std::string& name) {
-  if (auto preset = cluster_preset(name)) return Cluster(*preset);
-  if (std::filesystem::exists(name)) return Cluster(load_cluster_file(name));
+ClusterSpec load_cluster_spec(const std::string& name) {
+  if (auto preset = cluster_preset(name)) return *preset;
+  if (name == "truth-telling-64") return truth_telling_cluster();
+  if (std::filesystem::exists(name)) return load_cluster_file(name);
   std::string known;
   for (const auto& n : cluster_preset_names()) known += " " + n;
-  throw std::invalid_argument("--cluster: '" + name + "' is neither a file nor a preset (presets:" + known + ")");
+  throw std::invalid_argument("--cluster: '" + name + "' is neither a file nor a preset (presets:" + known +
+                              " truth-telling-64)");
+}
+
+// The workload is generated for the full cluster; --contention K then runs it on 1/K of the machines.
+struct Setup {
+  Cluster full;
+  Cluster cluster;
+};
+
+Setup load_setup(const Common& c) {
+  const ClusterSpec spec = load_cluster_spec(c.cluster);
+  return {Cluster(spec), Cluster(shrink_cluster(spec, c.shrink))};
 }
 
 std::vector<AppSpec> load_workload(const Common& c, int cluster_gpus) {
+  if (c.workload == "truth-telling") return truth_telling_workload();
   if (c.workload == "w1" || c.workload == "w2") {
     const auto philly = load_philly_csv(c.philly.empty() ? default_philly_csv() : std::filesystem::path(c.philly));
     WorkloadOptions o;
@@ -61,6 +92,7 @@ std::vector<AppSpec> load_workload(const Common& c, int cluster_gpus) {
     o.seed = c.seed;
     o.load = c.load;
     o.cluster_gpus = cluster_gpus;
+    o.network_fraction = c.network_fraction;
     return c.workload == "w1" ? workload1(philly, o) : workload2(philly, o);
   }
   return load_trace(c.workload);
@@ -88,8 +120,67 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   SimSettings s;
   s.lease = c.lease;
   s.seed = c.seed;
+  s.batch_window = c.batch_window;
+  s.estimate_error = c.estimate_error;
+  s.liar = c.liar;
+  s.lie = c.lie;
   auto result = simulate(cluster, apps, *policy, s, progress_bar(policy_name));
   return result;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto comma = std::min(text.find(',', pos), text.size());
+    out.push_back(text.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// Applies one sweep value to the options; returns it as the plot's x.
+double parse_sweep_value(const std::string& param, const std::string& text, Common& c) {
+  double value = 0;
+  try {
+    value = std::stod(text);
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--values: '" + text + "' is not a number");
+  }
+  auto need = [&](bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument("--values: " + param + " must be " + what + ", got " + text);
+  };
+  if (param == "f") {
+    need(value >= 0 && value <= 1, "in [0, 1]");
+    c.filter_f = value;
+  } else if (param == "lease") {
+    need(value > 0, "> 0");
+    c.lease = value;
+  } else if (param == "contention") {
+    need(value >= 1 && value == std::floor(value), "an integer >= 1");
+    c.shrink = static_cast<int>(value);
+  } else if (param == "net-frac") {
+    need(value >= 0 && value <= 1, "in [0, 1]");
+    c.network_fraction = value;
+  } else if (param == "error") {
+    need(value >= 0 && value < 1, "in [0, 1)");
+    c.estimate_error = value;
+  } else {
+    need(value >= 0, ">= 0");
+    c.liar = 0;
+    c.lie = value;
+  }
+  return value;
+}
+
+void write_plots(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [file, svg] : files) {
+    const auto path = std::filesystem::path(dir) / file;
+    std::ofstream out(path);
+    out << svg;
+    if (!out) throw std::runtime_error("--plot: cannot write " + path.string());
+  }
 }
 
 }  // namespace
@@ -114,12 +205,17 @@ int main(int argc, char** argv) {
   Common sweep_opts;
   std::string sweep_param = "f";
   std::string sweep_values;
-  std::string sweep_policy = "themis";
-  auto* sweep = app.add_subcommand("sweep", "one policy over values of f or the lease (Themis Fig 19)");
+  std::string sweep_policies = "themis";
+  std::string sweep_plot;
+  auto* sweep = app.add_subcommand(
+      "sweep", "policies over values of f, lease (Fig 19), contention (Fig 14), net-frac (Figs 15-16), error (Fig 17), "
+               "lie (Fig 18)");
   add_common(sweep, sweep_opts);
-  sweep->add_option("--param", sweep_param, "f or lease")->check(CLI::IsMember({"f", "lease"}));
+  sweep->add_option("--param", sweep_param, "f, lease, contention, net-frac, error or lie")
+      ->check(CLI::IsMember({"f", "lease", "contention", "net-frac", "error", "lie"}));
   sweep->add_option("--values", sweep_values, "comma-separated values")->required();
-  sweep->add_option("--policy", sweep_policy, "policy name");
+  sweep->add_option("--policies,--policy", sweep_policies, "comma-separated policy names (default: themis)");
+  sweep->add_option("--plot", sweep_plot, "write sweep_max_rho.svg and sweep_gpu_time.svg (or, for lie, sweep_jct.svg)");
 
   Common gen_opts;
   auto* generate = app.add_subcommand("generate", "write a generated workload (w1 / w2) as a trace");
@@ -128,69 +224,73 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (run->parsed()) {
-      const Cluster cluster = load_cluster(run_opts.cluster);
-      const auto apps = load_workload(run_opts, cluster.size());
-      const auto result = run_one(cluster, apps, policy, run_opts);
-      const auto summary = summarize(result);
+      const Setup setup = load_setup(run_opts);
+      const auto apps = load_workload(run_opts, setup.full.size());
+      const auto result = run_one(setup.cluster, apps, policy, run_opts);
+      const auto summary = summarize(result, setup.cluster.size());
       std::cout << (run_opts.json ? run_json(result, summary) : run_table(result, summary));
     } else if (compare->parsed()) {
-      const Cluster cluster = load_cluster(cmp_opts.cluster);
-      const auto apps = load_workload(cmp_opts, cluster.size());
-      std::vector<std::string> names;
-      if (policies.empty()) {
-        names = arbiter::policies::policy_names();
-      } else {
-        std::size_t pos = 0;
-        while (pos <= policies.size()) {
-          const auto comma = std::min(policies.find(',', pos), policies.size());
-          names.push_back(policies.substr(pos, comma - pos));
-          pos = comma + 1;
-        }
-      }
+      const Setup setup = load_setup(cmp_opts);
+      const auto apps = load_workload(cmp_opts, setup.full.size());
+      const auto names = policies.empty() ? arbiter::policies::policy_names() : split_list(policies);
       std::vector<RunSummary> summaries;
-      for (const auto& name : names) summaries.push_back(summarize(run_one(cluster, apps, name, cmp_opts)));
+      for (const auto& name : names)
+        summaries.push_back(summarize(run_one(setup.cluster, apps, name, cmp_opts), setup.cluster.size()));
       std::cout << (cmp_opts.json ? compare_json(summaries) : compare_table(summaries));
-      if (!plot_dir.empty()) {
-        std::filesystem::create_directories(plot_dir);
-        for (const auto& [file, svg] : {std::pair{"rho_cdf.svg", rho_cdf_svg(summaries)},
-                                        std::pair{"gpu_time.svg", gpu_time_svg(summaries)}}) {
-          const auto path = std::filesystem::path(plot_dir) / file;
-          std::ofstream out(path);
-          out << svg;
-          if (!out) throw std::runtime_error("--plot: cannot write " + path.string());
-        }
-      }
+      if (!plot_dir.empty())
+        write_plots(plot_dir, {{"rho_cdf.svg", rho_cdf_svg(summaries)},
+                               {"gpu_time.svg", gpu_time_svg(summaries)},
+                               {"max_rho.svg", max_rho_svg(summaries)}});
     } else if (sweep->parsed()) {
-      const Cluster cluster = load_cluster(sweep_opts.cluster);
-      const auto apps = load_workload(sweep_opts, cluster.size());
+      const auto names = split_list(sweep_policies);
       std::vector<RunSummary> summaries;
-      std::size_t pos = 0;
-      while (pos <= sweep_values.size()) {
-        const auto comma = std::min(sweep_values.find(',', pos), sweep_values.size());
-        const std::string text = sweep_values.substr(pos, comma - pos);
-        pos = comma + 1;
+      std::vector<double> xs;
+      std::vector<Series> max_rho(names.size()), gpu_time(names.size()), liar_jct(1), others_jct(1);
+      for (const std::string& text : split_list(sweep_values)) {
         Common c = sweep_opts;
-        double value = 0;
-        try {
-          value = std::stod(text);
-        } catch (const std::exception&) {
-          throw std::invalid_argument("--values: '" + text + "' is not a number");
+        const double value = parse_sweep_value(sweep_param, text, c);
+        xs.push_back(value);
+        const Setup setup = load_setup(c);
+        const auto apps = load_workload(c, setup.full.size());
+        for (std::size_t p = 0; p < names.size(); ++p) {
+          const SimResult result = run_one(setup.cluster, apps, names[p], c);
+          RunSummary s = summarize(result, setup.cluster.size());
+          s.policy = names[p] + " " + sweep_param + "=" + text;
+          max_rho[p] = {names[p], max_rho[p].values};
+          max_rho[p].values.push_back(s.max_rho);
+          gpu_time[p] = {names[p], gpu_time[p].values};
+          gpu_time[p].values.push_back(s.gpu_time / 3600);
+          if (c.liar >= 0) {
+            double others = 0;
+            for (const AppResult& a : result.apps)
+              if (a.id == c.liar) s.liar_jct = a.jct;
+              else others += a.jct;
+            s.others_avg_jct = others / static_cast<double>(std::max<std::size_t>(1, result.apps.size() - 1));
+            liar_jct[0] = {"liar", liar_jct[0].values};
+            liar_jct[0].values.push_back(s.liar_jct / 3600);
+            others_jct[0] = {"truthful (mean)", others_jct[0].values};
+            others_jct[0].values.push_back(s.others_avg_jct / 3600);
+          }
+          summaries.push_back(std::move(s));
         }
-        if (sweep_param == "f") {
-          if (value < 0 || value > 1) throw std::invalid_argument("--values: f must be in [0, 1], got " + text);
-          c.filter_f = value;
-        } else {
-          if (value <= 0) throw std::invalid_argument("--values: lease must be > 0, got " + text);
-          c.lease = value;
-        }
-        RunSummary s = summarize(run_one(cluster, apps, sweep_policy, c));
-        s.policy = sweep_policy + " " + sweep_param + "=" + text;
-        summaries.push_back(std::move(s));
       }
       std::cout << (sweep_opts.json ? compare_json(summaries) : compare_table(summaries));
+      if (!sweep_plot.empty()) {
+        const std::string x = sweep_param == "contention" ? "contention (cluster shrunk to 1/K)" : sweep_param;
+        if (sweep_param == "lie") {
+          std::vector<Series> jct = {liar_jct[0], others_jct[0]};
+          write_plots(sweep_plot, {{"sweep_jct.svg", line_svg("JCT of the lying app and of the truthful apps",
+                                                                "X (lie, fraction)", "JCT (hours)", xs, jct)}});
+        } else {
+          write_plots(sweep_plot,
+                      {{"sweep_max_rho.svg", line_svg("Max rho over " + sweep_param, x, "max rho", xs, max_rho)},
+                       {"sweep_gpu_time.svg",
+                        line_svg("GPU time over " + sweep_param, x, "GPU time (GPU-hours)", xs, gpu_time)}});
+        }
+      }
     } else if (generate->parsed()) {
-      const Cluster cluster = load_cluster(gen_opts.cluster);
-      std::cout << trace_to_jsonl(load_workload(gen_opts, cluster.size()));
+      const Setup setup = load_setup(gen_opts);
+      std::cout << trace_to_jsonl(load_workload(gen_opts, setup.full.size()));
     }
   } catch (const std::exception& e) {
     std::cerr << "themis-sim: " << e.what() << "\n";

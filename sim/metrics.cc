@@ -4,7 +4,7 @@
 
 namespace themis::sim {
 
-RunSummary summarize(const SimResult& result) {
+RunSummary summarize(const SimResult& result, int cluster_gpus) {
   RunSummary s;
   s.policy = result.policy;
   s.stats = result.stats;
@@ -37,6 +37,9 @@ RunSummary summarize(const SimResult& result) {
   s.makespan = last - first;
   s.avg_jct = jct / n;
   s.avg_placement_score = placement / n;
+  const Seconds span = result.stats.arrival_span;
+  if (span > 0 && cluster_gpus > 0) s.demand_ratio = result.stats.demand_gpu_seconds / (span * cluster_gpus);
+  if (cluster_gpus > 0) s.peak_demand_ratio = static_cast<double>(result.stats.peak_demand) / cluster_gpus;
   return s;
 }
 

@@ -20,10 +20,14 @@ struct RunSummary {
   Seconds makespan = 0;       // last finish − first arrival
   Seconds avg_jct = 0;
   double avg_placement_score = 0;
+  double demand_ratio = 0;       // time-averaged GPU demand of active apps / cluster GPUs, while apps arrive
+  double peak_demand_ratio = 0;
+  Seconds liar_jct = -1;         // sweep --param lie: the lying app's JCT, the others' mean
+  Seconds others_avg_jct = -1;
   std::vector<double> rho_sorted;  // the ρ CDF: value k is the (k+1)/n quantile
   SimStats stats;
 };
 
-RunSummary summarize(const SimResult& result);
+RunSummary summarize(const SimResult& result, int cluster_gpus);
 
 }  // namespace themis::sim

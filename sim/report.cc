@@ -27,11 +27,19 @@ ordered_json summary_object(const RunSummary& s) {
   j["makespan"] = r6(s.makespan);
   j["avg_jct"] = r6(s.avg_jct);
   j["avg_placement_score"] = r6(s.avg_placement_score);
+  j["demand_ratio"] = r6(s.demand_ratio);
+  j["peak_demand_ratio"] = r6(s.peak_demand_ratio);
+  if (s.liar_jct >= 0) {
+    j["liar_jct"] = r6(s.liar_jct);
+    j["others_avg_jct"] = r6(s.others_avg_jct);
+  }
   ordered_json cdf = ordered_json::array();
   for (double v : s.rho_sorted) cdf.push_back(r6(v));
   j["rho_cdf"] = std::move(cdf);
   j["events"] = s.stats.events;
   j["rounds"] = s.stats.rounds;
+  j["granted_gpus"] = s.stats.granted_gpus;
+  j["leftover_gpus"] = s.stats.leftover_gpus;
   return j;
 }
 
@@ -96,13 +104,13 @@ std::string compare_json(const std::vector<RunSummary>& summaries) {
 
 std::string compare_table(const std::vector<RunSummary>& summaries) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-16s %8s %8s %6s %7s %11s %10s %10s %9s\n", "policy", "max_rho", "med_rho",
-                "jain", "rho>1", "gpu_time_h", "makespan_h", "avg_jct_h", "placement");
+  std::snprintf(line, sizeof line, "%-16s %8s %8s %6s %7s %11s %10s %10s %9s %7s\n", "policy", "max_rho", "med_rho",
+                "jain", "rho>1", "gpu_time_h", "makespan_h", "avg_jct_h", "placement", "demand");
   std::string out = line;
   for (const RunSummary& s : summaries) {
-    std::snprintf(line, sizeof line, "%-16s %8.3f %8.3f %6.3f %6.1f%% %11.1f %10.1f %10.2f %9.3f\n", s.policy.c_str(),
-                  s.max_rho, s.median_rho, s.jain_rho, 100 * s.frac_rho_gt_1, s.gpu_time / 3600, s.makespan / 3600,
-                  s.avg_jct / 3600, s.avg_placement_score);
+    std::snprintf(line, sizeof line, "%-16s %8.3f %8.3f %6.3f %6.1f%% %11.1f %10.1f %10.2f %9.3f %7.2f\n",
+                  s.policy.c_str(), s.max_rho, s.median_rho, s.jain_rho, 100 * s.frac_rho_gt_1, s.gpu_time / 3600,
+                  s.makespan / 3600, s.avg_jct / 3600, s.avg_placement_score, s.demand_ratio);
     out += line;
   }
   return out;

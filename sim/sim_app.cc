@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "bidder/job_packing.h"
+#include "core/rng.h"
 #include "bidder/successive_halving.h"
 #include "coordinator/arbiter/policies/bundle_choice.h"
 
@@ -41,6 +42,11 @@ SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppS
     jobs_.push_back(job);
   }
   assignment_.resize(jobs_.size());
+  if (settings_.estimate_error > 0) {
+    Rng rng(settings_.error_seed * 1000003 + static_cast<std::uint64_t>(id_));
+    iteration_error_ = settings_.estimate_error * (2 * rng.uniform() - 1);
+    slowdown_error_ = settings_.estimate_error * (2 * rng.uniform() - 1);
+  }
 
   Seconds budget = 0;
   int app_demand_max = 0;
@@ -64,6 +70,27 @@ SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppS
     }
   }
   t_cluster_ = budget / std::min(cluster_.size(), app_demand_max);
+
+  if (spec_.scheme == HyperScheme::kSingle) {
+    IndependentPhase p;
+    for (const JobSpec& js : spec_.jobs) {
+      const Seconds w = static_cast<double>(js.iterations) * js.serial_iter_time;
+      p.work += w;
+      p.longest = std::max(p.longest, w / js.gpus);
+      p.demand += js.gpus;
+    }
+    independent_phases_.push_back(p);
+  } else {
+    std::vector<Seconds> work;
+    for (const JobSpec& js : spec_.jobs) work.push_back(static_cast<double>(js.iterations) * js.serial_iter_time);
+    std::sort(work.begin(), work.end());
+    const Seconds median = work[work.size() / 2];
+    for (int p = 0; p < phases(); ++p) {
+      const int jobs = bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p);
+      const double d = phase_job_demand(p);
+      independent_phases_.push_back({jobs * median, jobs * d, median / d});
+    }
+  }
   refresh_next_completion();
 }
 
@@ -74,11 +101,31 @@ int SimApp::phases() const {
   return p;
 }
 
-int SimApp::demand(const Job& job) const {
-  if (spec_.scheme == HyperScheme::kSingle) return job.spec->gpus;
-  long long d = static_cast<long long>(job.spec->gpus) << phase_;
+int SimApp::phase_job_demand(int phase) const {
+  long long d = static_cast<long long>(spec_.jobs.front().gpus) << phase;
   if (spec_.max_job_gpus > 0) d = std::min<long long>(d, spec_.max_job_gpus);
   return static_cast<int>(std::min<long long>(d, cluster_.size()));
+}
+
+int SimApp::demand(const Job& job) const {
+  if (spec_.scheme == HyperScheme::kSingle) return job.spec->gpus;
+  return phase_job_demand(phase_);
+}
+
+Seconds SimApp::independent_time(double n_avg) const {
+  const double share = static_cast<double>(cluster_.size()) / std::max(1.0, n_avg);
+  Seconds total = 0;
+  for (const IndependentPhase& p : independent_phases_)
+    total += std::max(p.work / std::min(share, p.demand), p.longest);
+  return total;
+}
+
+int SimApp::current_demand() const {
+  if (finished_) return 0;
+  int d = 0;
+  for (const Job& j : jobs_)
+    if (runnable(j)) d += demand(j);
+  return d;
 }
 
 double SimApp::slowdown(std::size_t job, const std::vector<GpuIndex>& gpus) const {
@@ -141,13 +188,15 @@ Seconds SimApp::estimate_remaining(int gpus, double s) const {
   return value;
 }
 
-Seconds SimApp::compute_remaining(int gpus, double s) const {
+Seconds SimApp::compute_remaining(int gpus, double true_s) const {
+  const double s = estimated_slowdown(true_s);
+  const double iter_factor = 1 + iteration_error_;
   if (spec_.scheme == HyperScheme::kSingle) {
     std::vector<Seconds> work;
     int demand_max = 1;
     for (const Job& j : jobs_) {
       if (!j.active) continue;
-      work.push_back((j.target - j.done) * j.spec->serial_iter_time);
+      work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
       demand_max = std::max(demand_max, demand(j));
     }
     return bidder::phase_finish_time(work, gpus, demand_max, s);
@@ -157,7 +206,7 @@ Seconds SimApp::compute_remaining(int gpus, double s) const {
   app.elapsed = 0;
   app.initial_jobs = static_cast<int>(spec_.jobs.size());
   std::vector<double> iters;
-  for (const Job& j : jobs_) iters.push_back(static_cast<double>(j.spec->iterations));
+  for (const Job& j : jobs_) iters.push_back(static_cast<double>(j.spec->iterations) * iter_factor);
   std::sort(iters.begin(), iters.end());
   // The bidder needs every job's iterations left within the phase's: the longest job sets it.
   app.phase_iterations.assign(static_cast<std::size_t>(phases()), iters.back());
@@ -165,7 +214,7 @@ Seconds SimApp::compute_remaining(int gpus, double s) const {
   int job_demand = 1;
   for (const Job& j : jobs_) {
     if (!j.active) continue;
-    app.current_jobs.push_back({j.spec->serial_iter_time, j.target - j.done});
+    app.current_jobs.push_back({j.spec->serial_iter_time, (j.target - j.done) * iter_factor});
     job_demand = std::max(job_demand, demand(j));
   }
   app.job_demand_max = job_demand;
@@ -178,7 +227,7 @@ Seconds SimApp::compute_remaining(int gpus, double s) const {
 
 double SimApp::rho_for(int gpus, double s, Seconds wait) const {
   const Seconds elapsed = now_ - spec_.arrival + wait;
-  return (elapsed + estimate_remaining(gpus, s)) / (t_cluster_ * contention_.average(now_));
+  return (elapsed + estimate_remaining(gpus, s)) / independent_time(contention_.average(now_));
 }
 
 double SimApp::current_rho() const {
@@ -198,17 +247,32 @@ int SimApp::extra_demand() const {
 Bid SimApp::bid(const Offer& offer) {
   bidder::BidRequest request;
   request.app = id_;
-  request.held = held_;
+  // The generator places a bundle by the widest level of held ∪ bundle. That is the placement the
+  // new GPUs get only when they complete a running job's gang; when every job short of GPUs is still
+  // waiting, the new GPUs start new jobs and the held ones (other jobs' GPUs) do not widen them.
+  bool completes_running_job = false;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (runnable(jobs_[j]) && !assignment_[j].empty() && static_cast<int>(assignment_[j].size()) < demand(jobs_[j]))
+      completes_running_job = true;
+  if (completes_running_job) request.held = held_;
   request.remaining_demand = extra_demand();
   request.rho_no_new = current_rho();
+  // A bundle's widest level slows only the jobs that span several GPUs: one-GPU jobs (most of W1's
+  // apps) never communicate, so their app's bid does not pay a placement penalty for a spread bundle.
   double worst[kLocalityLevels] = {1, 1, 1, 1};
   for (const Job& j : jobs_)
-    if (j.active)
+    if (runnable(j) && demand(j) > 1)
       for (int l = 0; l < kLocalityLevels; ++l)
         worst[l] = std::max(worst[l], j.spec->slowdown[static_cast<std::size_t>(l)]);
-  auto valuation = [this, &worst](int total_gpus, Locality placement) {
+  const double lie = id_ == settings_.liar ? settings_.lie : 0.0;
+  const int unseen_held = static_cast<int>(held_.size() - request.held.size());  // held GPUs not passed
+  auto valuation = [this, &worst, lie, unseen_held](int passed_gpus, Locality placement) {
+    const int total_gpus = passed_gpus + unseen_held;
     const double s = total_gpus > 1 ? worst[static_cast<int>(placement)] : 1.0;
-    return rho_for(total_gpus, s, 0);
+    const double rho = rho_for(total_gpus, s, 0);
+    if (lie == 0 || total_gpus <= 1) return rho;
+    // ρ scales with S when the app is bound by its slowest job; the liar scales its reported ρ.
+    return placement <= Locality::kSameMachine ? rho / (1 + lie) : rho * (1 + lie);
   };
   return bidder::generate_bid(cluster_, offer, request, valuation, settings_.bid);
 }
@@ -225,7 +289,7 @@ Seconds SimApp::remaining_service() const {
     for (int p = phase_ + 1; p < phases(); ++p)
       left += bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p) * work[work.size() / 2];
   }
-  return left;
+  return left * (1 + iteration_error_);
 }
 
 Seconds SimApp::remaining_time(std::span<const GpuIndex> extra) const {

@@ -3,6 +3,8 @@
 // (which job runs on which of its GPUs; successive halving), and its answers to the arbiter's
 // questions (arbiter::AppModel), computed with the bidder library's Eq. 1 / Eq. 2 and bid generator,
 // exactly as a launcher would.
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <utility>
@@ -20,6 +22,15 @@ namespace themis::sim {
 struct AppSettings {
   Seconds lease = 600;  // the lease length: horizon of SLAQ's loss decrease, wait of "no new GPUs"
   bidder::BidSettings bid;
+  // Themis Fig 17: every estimate the app gives (ρ, bids, remaining time and service) uses its
+  // iterations left × (1 + e_iter) and slowdowns S × (1 + e_s), floored at 1, with e_iter and e_s
+  // drawn per app uniformly from [−estimate_error, estimate_error] (seeded by error_seed and the id).
+  double estimate_error = 0;
+  std::uint64_t error_seed = 1;
+  // Themis Fig 18: the app `liar` (−1: none) reports in its bids S × (1 + lie) for bundles spanning
+  // machines and S / (1 + lie) for bundles within one machine, to win the dense placements.
+  AppId liar = -1;
+  double lie = 0;
 };
 
 class SimApp final : public arbiter::AppModel {
@@ -48,6 +59,13 @@ class SimApp final : public arbiter::AppModel {
   double placement_score_so_far() const;
   Seconds cluster_time() const { return t_cluster_; }                 // T_cluster
   double contention_average() const { return contention_.average(now_); }  // N_avg so far
+  // T_id (Themis §3.2): the finish time on an exclusive 1/N_avg share of the cluster, R_C / N_avg GPUs
+  // (fractional), with linear speedup and no placement slowdown, bounded below by the app's longest
+  // job (a 2-GPU job cannot use more than 2 GPUs however large the share). Eq. 1 / 2's
+  // T_cluster · N_avg equals it only when the app could use the whole cluster.
+  Seconds independent_time(double n_avg) const;
+  // A demand-weighted count of the GPUs the app's unfinished jobs could use now (for load figures).
+  int current_demand() const;
 
   // --- arbiter::AppModel ---
   AppId id() const override { return id_; }
@@ -83,11 +101,23 @@ class SimApp final : public arbiter::AppModel {
   Seconds estimate_remaining(int gpus, double s) const;
   Seconds compute_remaining(int gpus, double s) const;
   double rho_for(int gpus, double s, Seconds wait) const;
+  double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
   void reassign();
   void refresh_next_completion();
   Seconds median_serial_iter_time() const;
   int phases() const;
+  int phase_job_demand(int phase) const;
 
+  // T_id's terms: per phase (one for a single-scheme app) the serial work, the GPUs it can use at
+  // once, and its longest job's time at full demand.
+  struct IndependentPhase {
+    Seconds work = 0;
+    double demand = 0;
+    Seconds longest = 0;
+  };
+  std::vector<IndependentPhase> independent_phases_;
+  double iteration_error_ = 0;  // e_iter (AppSettings::estimate_error)
+  double slowdown_error_ = 0;   // e_s
   AppId id_;
   AppSpec spec_;
   const Cluster& cluster_;

@@ -28,6 +28,10 @@ class Run {
         rng_(settings.seed), gpus_(static_cast<std::size_t>(cluster.size())) {
     app_settings_.lease = settings.lease;
     app_settings_.bid = settings.bid;
+    app_settings_.estimate_error = settings.estimate_error;
+    app_settings_.error_seed = settings.seed;
+    app_settings_.liar = settings.liar;
+    app_settings_.lie = settings.lie;
     for (GpuIndex g = 0; g < cluster.size(); ++g) free_.push_back(g);
   }
 
@@ -37,10 +41,16 @@ class Run {
     std::vector<AppResult> done(specs_.size());
     std::size_t finished = 0;
     Seconds now = specs_.empty() ? 0 : specs_.front().arrival;
+    stats_.start_time = now;
+    last_arrival_ = specs_.empty() ? 0 : specs_.back().arrival;
+    stats_.arrival_span = last_arrival_ - now;
+    const Seconds window = settings_.batch_window < 0 ? settings_.lease / 10 : settings_.batch_window;
+    int demand = 0;
     while (finished < specs_.size()) {
       const Seconds next = next_event_time();
       if (next == kInf) throw std::runtime_error(stall_message(now));
       if (settings_.time_limit > 0 && next > settings_.time_limit) break;
+      if (now < last_arrival_) stats_.demand_gpu_seconds += static_cast<double>(demand) * (std::min(next, last_arrival_) - now);
       now = next;
       for (auto& [id, app] : active_) app->advance_to(now);
       bool changed = false;
@@ -56,11 +66,11 @@ class Run {
         observe_contention();
       }
       // Lease expiries: the GPU goes back to the pool and is auctioned again this instant.
-      while (!expiries_.empty() && expiries_.begin()->first <= now) {
+      while (!expiries_.empty() && expiries_.begin()->first <= now + window) {
         const GpuIndex g = expiries_.begin()->second;
         expiries_.erase(expiries_.begin());
         HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
-        if (lease.app >= 0 && lease.expiry <= now) {
+        if (lease.app >= 0 && lease.expiry <= now + window) {
           const GpuIndex one[] = {g};
           active_.at(lease.app)->lose(one);
           release(g);
@@ -86,6 +96,9 @@ class Run {
         }
       }
       if (changed && !free_.empty() && any_demand()) round(now);
+      demand = 0;
+      for (const auto& [id, app] : active_) demand += app->current_demand();
+      stats_.peak_demand = std::max(stats_.peak_demand, demand);
       if (progress_) progress_(now, finished, specs_.size());
     }
     for (auto& [id, app] : active_) done[static_cast<std::size_t>(id)] = result_of(*app);
@@ -141,6 +154,7 @@ class Run {
         gpus_[static_cast<std::size_t>(g)] = HeldLease{grant.app, input.round, now, now + settings_.lease};
         expiries_.emplace(now + settings_.lease, g);
         ++stats_.granted_gpus;
+        if (grant.kind == arbiter::GrantKind::kLeftover) ++stats_.leftover_gpus;
       }
       // GPUs the app cannot use go straight back; they wait for the next event.
       for (GpuIndex g : it->second->gain(grant.gpus)) release(g);
@@ -158,7 +172,7 @@ class Run {
     r.gpu_time = app.gpu_time();
     r.t_cluster = app.cluster_time();
     r.n_avg = app.contention_average();
-    r.t_id = r.t_cluster * r.n_avg;
+    r.t_id = app.independent_time(r.n_avg);
     r.rho = r.t_id > 0 ? r.jct / r.t_id : 0;
     r.placement_score = app.placement_score_so_far();
     return r;
@@ -182,6 +196,7 @@ class Run {
   std::multimap<Seconds, GpuIndex> expiries_;
   std::map<AppId, std::unique_ptr<SimApp>> active_;
   std::size_t next_arrival_ = 0;
+  Seconds last_arrival_ = 0;
   SimStats stats_;
 };
 

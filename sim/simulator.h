@@ -18,7 +18,13 @@ struct SimSettings {
   Seconds lease = 600;       // 10 minutes (Themis §6.1)
   std::uint64_t seed = 1;    // the policy's Rng (leftover draws, lotteries)
   Seconds time_limit = 0;    // stop when the clock passes it; <= 0: none
+  // Leases expiring within this many seconds after an event expire at that event, so GPUs freed
+  // close together are offered in one round (architecture.md §2 step 1); < 0: a tenth of the lease.
+  Seconds batch_window = -1;
   bidder::BidSettings bid;
+  double estimate_error = 0;  // AppSettings::estimate_error (Themis Fig 17)
+  AppId liar = -1;            // AppSettings::liar / lie (Themis Fig 18)
+  double lie = 0;
 };
 
 struct AppResult {
@@ -40,7 +46,14 @@ struct SimStats {
   long long events = 0;   // arrivals + lease expiries + job/phase completions
   long long rounds = 0;
   long long granted_gpus = 0;
+  long long leftover_gpus = 0;  // of granted_gpus, those a Themis round gave out as leftover
+  Seconds start_time = 0;
   Seconds end_time = 0;
+  // ∫ (GPUs the active apps' unfinished jobs could use) dt while apps arrive (first to last
+  // arrival), and its peak over the whole run: the contention the workload offers.
+  Seconds arrival_span = 0;
+  double demand_gpu_seconds = 0;
+  int peak_demand = 0;
 };
 
 struct SimResult {

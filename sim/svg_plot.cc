@@ -69,19 +69,68 @@ std::string rho_cdf_svg(const std::vector<RunSummary>& summaries) {
   return out + "</svg>\n";
 }
 
-std::string gpu_time_svg(const std::vector<RunSummary>& summaries) {
+std::string bar_svg(const std::string& title, const std::string& ylabel, const std::vector<std::string>& names,
+                    const std::vector<double>& values) {
   double ymax = 0;
-  for (const RunSummary& s : summaries) ymax = std::max(ymax, s.gpu_time / 3600);
+  for (double v : values) ymax = std::max(ymax, v);
   if (ymax <= 0) ymax = 1;
   const double w = kWidth - kLeft - kRight, h = kHeight - kTop - kBottom;
-  std::string out = header("Total GPU time per policy") + axes("", "GPU time (GPU-hours)", 0, ymax);
-  const double slot = w / static_cast<double>(std::max<std::size_t>(1, summaries.size()));
-  for (std::size_t p = 0; p < summaries.size(); ++p) {
-    const double bh = summaries[p].gpu_time / 3600 / ymax * h;
+  std::string out = header(title) + axes("", ylabel, 0, ymax);
+  const double slot = w / static_cast<double>(std::max<std::size_t>(1, values.size()));
+  for (std::size_t p = 0; p < values.size(); ++p) {
+    const double bh = values[p] / ymax * h;
     const double x = kLeft + slot * static_cast<double>(p) + slot * 0.15;
     out += "<rect x=\"" + num(x) + "\" y=\"" + num(kTop + h - bh) + "\" width=\"" + num(slot * 0.7) + "\" height=\"" +
            num(bh) + "\" fill=\"" + kColours[p % 10] + "\"/>\n";
-    out += text(x + slot * 0.35, kTop + h + 30, summaries[p].policy);
+    out += text(x + slot * 0.35, kTop + h - bh - 4, num(values[p]));
+    out += text(x + slot * 0.35, kTop + h + 30, names[p]);
+  }
+  return out + "</svg>\n";
+}
+
+std::string gpu_time_svg(const std::vector<RunSummary>& summaries) {
+  std::vector<std::string> names;
+  std::vector<double> values;
+  for (const RunSummary& s : summaries) {
+    names.push_back(s.policy);
+    values.push_back(s.gpu_time / 3600);
+  }
+  return bar_svg("Total GPU time per policy", "GPU time (GPU-hours)", names, values);
+}
+
+std::string max_rho_svg(const std::vector<RunSummary>& summaries) {
+  std::vector<std::string> names;
+  std::vector<double> values;
+  for (const RunSummary& s : summaries) {
+    names.push_back(s.policy);
+    values.push_back(s.max_rho);
+  }
+  return bar_svg("Maximum finish-time fairness rho per policy", "max rho", names, values);
+}
+
+std::string line_svg(const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                     const std::vector<double>& xs, const std::vector<Series>& series) {
+  double xmax = 0, ymax = 0;
+  for (double x : xs) xmax = std::max(xmax, x);
+  for (const Series& s : series)
+    for (double y : s.values) ymax = std::max(ymax, y);
+  if (xmax <= 0) xmax = 1;
+  if (ymax <= 0) ymax = 1;
+  const double w = kWidth - kLeft - kRight, h = kHeight - kTop - kBottom;
+  std::string out = header(title) + axes(xlabel, ylabel, xmax, ymax);
+  for (std::size_t p = 0; p < series.size(); ++p) {
+    const char* colour = kColours[p % 10];
+    std::string points;
+    for (std::size_t k = 0; k < xs.size() && k < series[p].values.size(); ++k) {
+      const double x = kLeft + xs[k] / xmax * w, y = kTop + h - series[p].values[k] / ymax * h;
+      points += (k ? " " : "") + num(x) + "," + num(y);
+      out += "<circle cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"3\" fill=\"" + colour + "\"/>\n";
+    }
+    out += "<polyline fill=\"none\" stroke=\"" + std::string(colour) + "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
+    const double ly = kTop + 15 + 18 * static_cast<double>(p);
+    out += "<line x1=\"" + num(kWidth - kRight + 10) + "\" y1=\"" + num(ly - 4) + "\" x2=\"" + num(kWidth - kRight + 30) +
+           "\" y2=\"" + num(ly - 4) + "\" stroke=\"" + colour + "\" stroke-width=\"2\"/>\n";
+    out += text(kWidth - kRight + 35, ly, series[p].name, "start");
   }
   return out + "</svg>\n";
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Two small SVG figures for `themis-sim compare --plot DIR`, written without a plotting library:
+// Small SVG figures for `themis-sim compare/sweep --plot DIR`, written without a plotting library:
 // the ρ CDF per policy (Themis Figs 9–10) and total GPU time per policy (Figs 11–12).
 #include <string>
 #include <vector>
@@ -10,5 +10,16 @@ namespace themis::sim {
 
 std::string rho_cdf_svg(const std::vector<RunSummary>& summaries);
 std::string gpu_time_svg(const std::vector<RunSummary>& summaries);
+std::string max_rho_svg(const std::vector<RunSummary>& summaries);
+std::string bar_svg(const std::string& title, const std::string& ylabel, const std::vector<std::string>& names,
+                    const std::vector<double>& values);
+
+// One line per series over the sweep's x values (Themis Figs 14-19).
+struct Series {
+  std::string name;
+  std::vector<double> values;
+};
+std::string line_svg(const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                     const std::vector<double>& xs, const std::vector<Series>& series);
 
 }  // namespace themis::sim

@@ -29,12 +29,16 @@ struct PhillyJob {
 std::vector<PhillyJob> load_philly_csv(const std::filesystem::path& path);
 
 struct WorkloadOptions {
-  int apps = 50;
+  int apps = 100;
   std::uint64_t seed = 1;
-  double load = 2.0;
+  double load = 3.0;
   int job_divisor = 5;
   Seconds max_job_seconds = 24 * 3600;  // Philly's longest jobs are clipped to this much serial work
   int cluster_gpus = 256;
+  // Themis Figs 15-16: < 0 keeps Table 4's model mix; in [0, 1] it is the fraction of apps that train a
+  // network-intensive model (VGG16/19, AlexNet, LangModel, GNMT: slowdown >= 1.19 across machines),
+  // the others a compute-intensive one (Inception-v3, ResNet50: slowdown 1).
+  double network_fraction = -1;
 };
 
 std::vector<AppSpec> workload1(const std::vector<PhillyJob>& philly, const WorkloadOptions& options);

@@ -24,7 +24,7 @@ std::string run_w2(const std::vector<PhillyJob>& philly, std::uint64_t seed, con
   SimSettings s;
   s.seed = seed;
   const auto result = simulate(cluster, apps, *policy, s);
-  return trace_to_jsonl(apps) + run_json(result, summarize(result));
+  return trace_to_jsonl(apps) + run_json(result, summarize(result, cluster.size()));
 }
 
 TEST(Determinism, SameSeedGivesIdenticalJson) {

@@ -1,0 +1,25 @@
+#pragma once
+// themis-coordinator settings: the [cluster] and [coordinator] tables of themis.toml (docs/admin.md).
+#include <string>
+
+namespace themis::coordinator {
+
+struct CoordinatorConfig {
+  std::string listen = "tcp://0.0.0.0:7310";
+  std::string database = "/var/lib/themis/themis.db";
+  std::string authorized_keys = "/etc/themis/authorized_keys";
+  std::string secret_key = "/etc/themis/keys/coordinator.key_secret";
+  bool insecure = false;               // no CURVE; loopback only; says so loudly
+  long long heartbeat_interval_ms = 5000;
+  int heartbeat_lives = 3;
+  long long lease_duration_ms = 600'000;
+  long long round_batch_window_ms = 200;  // resource events within this window share one round
+  std::string policy = "themis";
+  double fairness_knob = 0.8;          // Themis f
+  long long seed = 1;
+};
+
+// Throws std::invalid_argument "file:line:column: table.key: reason". A missing file is an error.
+CoordinatorConfig load_coordinator_config(const std::string& path);
+
+}  // namespace themis::coordinator

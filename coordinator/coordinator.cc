@@ -1,0 +1,608 @@
+#include "coordinator/coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "coordinator/app_spec.h"
+#include "coordinator/policy_factory.h"
+#include "net/curve_keys.h"
+#include "net/sd_notify.h"
+#include "net/socket_security.h"
+
+namespace themis::coordinator {
+
+using nlohmann::json;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Coordinator::Coordinator(const CoordinatorConfig& config)
+    : config_(config),
+      context_(1),
+      router_(context_, zmq::socket_type::router),
+      db_(config.database),
+      policy_(make_coordinator_policy(config.policy, config.fairness_knob)),
+      rng_(static_cast<std::uint64_t>(config.seed)) {
+  if (config_.insecure) {
+    if (!net::is_loopback_endpoint(config_.listen)) {
+      throw std::invalid_argument("coordinator.insecure: refusing to listen on " + config_.listen +
+                                  " without CURVE; insecure mode binds loopback only (tcp://127.0.0.1:PORT)");
+    }
+    spdlog::warn("**************************************************************************");
+    spdlog::warn("* INSECURE MODE: no CURVE encryption, no authentication; every peer is   *");
+    spdlog::warn("* treated as admin. Loopback only. Never use this on a shared machine.   *");
+    spdlog::warn("**************************************************************************");
+  } else {
+    const auto keys = net::read_certificate(config_.secret_key);
+    if (keys.secret_key.empty()) throw std::invalid_argument(config_.secret_key + ": no secret-key in certificate");
+    zap_ = std::make_unique<net::ZapHandler>(context_, net::read_authorized_keys(config_.authorized_keys));
+    net::make_curve_server(router_, keys);
+  }
+  router_.set(zmq::sockopt::linger, 0);
+  router_.set(zmq::sockopt::router_handover, 1);
+  router_.bind(config_.listen);
+  endpoint_ = router_.get(zmq::sockopt::last_endpoint);
+  started_at_ = unix_now();
+  // Hosts the database says are up get a fresh set of lives: they re-register when they hear from us.
+  auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
+  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_};
+  spdlog::info("coordinator listening on {} (policy {}, database {}, {} hosts remembered)", endpoint_,
+               policy_->name(), config_.database, sessions_.size());
+  trigger("coordinator start");
+}
+
+Coordinator::~Coordinator() {
+  router_.close();
+  zap_.reset();
+}
+
+void Coordinator::trigger(const std::string& why) {
+  if (!round_requested_at_) {
+    round_requested_at_ = unix_now();
+    round_trigger_ = why;
+  } else if (round_trigger_.find(why) == std::string::npos && round_trigger_.size() < 200) {
+    round_trigger_ += ", " + why;
+  }
+}
+
+void Coordinator::run() {
+  net::sd_notify("READY=1\nSTATUS=serving on " + endpoint_);
+  while (!stop_) {
+    zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal: the loop condition decides
+      throw;
+    }
+    for (int i = 0; i < 1000 && (item.revents & ZMQ_POLLIN); ++i) {
+      zmq::message_t identity;
+      if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
+      std::vector<zmq::message_t> frames;
+      while (true) {
+        zmq::message_t frame;
+        if (!router_.recv(frame, zmq::recv_flags::dontwait)) break;
+        const bool more = frame.more();
+        frames.push_back(std::move(frame));
+        if (!more) break;
+      }
+      const std::string routing_id = identity.to_string();
+      if (frames.size() != 1) {
+        spdlog::warn("dropping a message of {} frames from a peer (expected 1)", frames.size());
+        auto error = net::make_error(0, wire::ErrorCode::MALFORMED, "expected exactly one frame per message");
+        reply(routing_id, error);
+        continue;
+      }
+      handle(routing_id, frames[0]);
+    }
+    try {
+      tick();
+    } catch (const std::exception& e) {
+      spdlog::error("tick failed: {}", e.what());
+    }
+  }
+  net::sd_notify("STOPPING=1");
+  db_.exec("PRAGMA optimize");
+  spdlog::info("coordinator stopped");
+}
+
+void Coordinator::reply(const std::string& routing_id, net::OutMessage& message) {
+  if (routing_id.empty()) return;
+  auto frame = message.to_frame();
+  router_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_.send(frame, zmq::send_flags::dontwait);
+}
+
+void Coordinator::send_to_host(const std::string& host, net::OutMessage& message) {
+  const auto it = sessions_.find(host);
+  if (it == sessions_.end() || it->second.routing_id.empty()) return;
+  reply(it->second.routing_id, message);
+}
+
+std::string Coordinator::host_of_routing(const std::string& routing_id) const {
+  for (const auto& [host, session] : sessions_) {
+    if (session.routing_id == routing_id) return host;
+  }
+  return {};
+}
+
+void Coordinator::handle(const std::string& routing_id, const zmq::message_t& frame) {
+  Caller caller{net::Role::kAdmin, "local"};
+  if (!config_.insecure) {
+    const char* user_id = zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");
+    const auto principal = net::parse_user_id(user_id ? user_id : "");
+    if (!principal) {
+      spdlog::warn("message without an authenticated identity dropped");
+      return;
+    }
+    caller = {principal->role, principal->name};
+  }
+  wire::ErrorCode code{};
+  std::string error;
+  auto in = net::InMessage::parse(frame, &code, &error);
+  if (!in) {
+    spdlog::warn("bad message from {}:{}: {}", net::to_string(caller.role), caller.name, error);
+    auto out = net::make_error(0, code, error);
+    reply(routing_id, out);
+    return;
+  }
+  using W = wire::Envelope::Body::Which;
+  try {
+    const auto which = in->which();
+    const bool node_message = which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED;
+    if (node_message && caller.role != net::Role::kNode && !config_.insecure) {
+      throw std::runtime_error("denied: " + net::body_name(which) + " is for node keys only");
+    }
+    switch (which) {
+      case W::REGISTER: on_register(routing_id, caller, *in); break;
+      case W::HEARTBEAT: on_heartbeat(routing_id, caller, *in); break;
+      case W::EXITED: on_exited(routing_id, caller, *in); break;
+      case W::SUBMIT: on_submit(routing_id, caller, *in); break;
+      case W::CANCEL: on_cancel(routing_id, caller, *in); break;
+      case W::QUERY: on_query(routing_id, caller, *in); break;
+      case W::ATTACH: on_attach(routing_id, caller, *in); break;
+      case W::BID: on_bid(routing_id, caller, *in); break;
+      case W::LAUNCH_JOB: on_launch_job(routing_id, caller, *in); break;
+      case W::STOP_JOB: on_stop_job(routing_id, caller, *in); break;
+      case W::APP_STATUS: on_app_status(routing_id, caller, *in); break;
+      case W::ACK: break;
+      case W::ERROR:
+        spdlog::warn("error from {}: {}", caller.name, in->envelope().getBody().getError().getMessage().cStr());
+        break;
+      default: {
+        spdlog::warn("unhandled message '{}' from {}:{}", net::body_name(which), net::to_string(caller.role), caller.name);
+        auto out = net::make_error(in->request_id(), wire::ErrorCode::UNKNOWN_MESSAGE,
+                                   "the coordinator does not handle '" + net::body_name(which) + "' messages");
+        reply(routing_id, out);
+      }
+    }
+  } catch (const kj::Exception& e) {
+    spdlog::warn("malformed message from {}: {}", caller.name, e.getDescription().cStr());
+    auto out = net::make_error(in->request_id(), wire::ErrorCode::MALFORMED, e.getDescription().cStr());
+    reply(routing_id, out);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    const bool denied = what.rfind("denied", 0) == 0;
+    const bool not_found = what.rfind("not found", 0) == 0;
+    const bool bad_spec = what.rfind("spec:", 0) == 0;
+    spdlog::warn("request from {}:{} failed: {}", net::to_string(caller.role), caller.name, what);
+    auto out = net::make_error(in->request_id(),
+                               denied      ? wire::ErrorCode::DENIED
+                               : not_found ? wire::ErrorCode::NOT_FOUND
+                               : bad_spec  ? wire::ErrorCode::BAD_SPEC
+                                           : wire::ErrorCode::INTERNAL,
+                               bad_spec ? what.substr(6) : what);
+    reply(routing_id, out);
+  }
+  flush_outbox();
+}
+
+void Coordinator::event(double now, const std::string& kind, std::optional<std::int64_t> app,
+                        std::optional<std::int64_t> job, const std::string& host, std::optional<std::int64_t> round,
+                        const std::string& message) {
+  auto st = db_.prepare("INSERT INTO events(ts, kind, app_id, job, host, round_id, message) VALUES (?,?,?,?,?,?,?)");
+  st.bind(1, now).bind(2, kind).bind(3, app).bind(4, job);
+  if (host.empty()) st.bind_null(5);
+  else st.bind(5, host);
+  st.bind(6, round).bind(7, message).run();
+}
+
+void Coordinator::queue_stop(const std::string& host, std::int64_t app, std::int64_t job, std::int64_t attempt,
+                             int grace_ms, const std::string& reason) {
+  auto message = std::make_unique<net::OutMessage>(next_request_id_++);
+  auto stop = message->body().initStop();
+  stop.setApp(app);
+  stop.setJob(job);
+  stop.setAttempt(static_cast<std::uint32_t>(attempt));
+  stop.setGraceMs(static_cast<std::uint32_t>(grace_ms));
+  stop.setReason(reason);
+  outbox_.push_back({host, std::move(message)});
+}
+
+void Coordinator::flush_outbox() {
+  for (auto& out : outbox_) send_to_host(out.host, *out.message);
+  outbox_.clear();
+}
+
+// ---------------------------------------------------------------- nodes
+
+void Coordinator::on_register(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const auto reg = in.envelope().getBody().getRegister();
+  const std::string host = reg.getHost();
+  if (host.empty() || host.size() > 128) throw std::runtime_error("register: host name must be 1 to 128 characters");
+  if (!config_.insecure && caller.name != host) {
+    throw std::runtime_error("denied: key of node '" + caller.name + "' cannot register host '" + host + "'");
+  }
+  int gpu_count = 0;
+  for (const auto slot : reg.getSlots()) gpu_count += static_cast<int>(slot.getGpus().size());
+  if (gpu_count == 0) throw std::runtime_error("register: host '" + host + "' declares no GPUs");
+  const double now = unix_now();
+  std::int64_t first_gpu = 0;
+  {
+    store::Database::Transaction tx(db_);
+    auto existing = db_.prepare("SELECT id, first_gpu, gpu_count FROM hosts WHERE name = ?");
+    existing.bind(1, host);
+    if (existing.step()) {
+      const auto host_id = existing.int64(0);
+      first_gpu = existing.int64(1);
+      if (existing.int64(2) != gpu_count) {
+        throw std::runtime_error("register: host '" + host + "' now declares " + std::to_string(gpu_count) +
+                                 " GPUs but was registered with " + std::to_string(existing.int64(2)) +
+                                 "; a host's GPU layout cannot change (give it a new name)");
+      }
+      db_.prepare("UPDATE hosts SET state = 'up', rack = ?, last_heartbeat = ? WHERE id = ?")
+          .bind_all(std::string(reg.getRack()), now, host_id)
+          .run();
+      event(now, "HostUp", std::nullopt, std::nullopt, host, std::nullopt, "re-registered");
+    } else {
+      auto next = db_.prepare("SELECT coalesce(max(gpu) + 1, 0), coalesce(max(slot) + 1, 0) FROM gpus");
+      next.step();
+      first_gpu = next.int64(0);
+      std::int64_t slot_number = next.int64(1);
+      db_.prepare(
+             "INSERT INTO hosts(name, rack, state, first_gpu, gpu_count, registered_at, last_heartbeat) "
+             "VALUES (?,?, 'up', ?,?,?,?)")
+          .bind_all(host, std::string(reg.getRack()), first_gpu, static_cast<std::int64_t>(gpu_count), now, now)
+          .run();
+      const auto host_id = db_.last_insert_id();
+      std::int64_t gpu = first_gpu;
+      for (const auto slot : reg.getSlots()) {
+        for (const auto g : slot.getGpus()) {
+          db_.prepare("INSERT INTO gpus(gpu, host_id, local_index, slot, model) VALUES (?,?,?,?,?)")
+              .bind_all(gpu++, host_id, static_cast<std::int64_t>(g.getLocalIndex()), slot_number,
+                        std::string(g.getModel()))
+              .run();
+        }
+        ++slot_number;
+      }
+      event(now, "HostJoined", std::nullopt, std::nullopt, host, std::nullopt,
+            std::to_string(gpu_count) + " GPUs, rack " + std::string(reg.getRack()));
+    }
+    tx.commit();
+  }
+  // Another connection registering the same host replaces the old session.
+  auto& session = sessions_[host];
+  session.routing_id = routing_id;
+  session.address = reg.getAddress().size() > 0 ? std::string(reg.getAddress()) : host;
+  session.last_heard = now;
+  spdlog::info("host {} registered ({} GPUs from index {}, {} workers running)", host, gpu_count, first_gpu,
+               reg.getRunning().size());
+  net::OutMessage out(in.request_id());
+  auto registered = out.body().initRegistered();
+  registered.setHeartbeatIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval_ms));
+  registered.setLives(static_cast<std::uint32_t>(config_.heartbeat_lives));
+  registered.setFirstGpu(static_cast<std::int32_t>(first_gpu));
+  reply(routing_id, out);
+  reconcile_host(host, reg.getRunning(), now);
+  trigger("host joined");
+}
+
+void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const std::string host = host_of_routing(routing_id);
+  if (host.empty() || (!config_.insecure && host != caller.name)) {
+    auto out = net::make_error(in.request_id(), wire::ErrorCode::NOT_REGISTERED,
+                               "no session for this connection: register again");
+    reply(routing_id, out);
+    return;
+  }
+  const double now = unix_now();
+  sessions_[host].last_heard = now;
+  const auto heartbeat = in.envelope().getBody().getHeartbeat();
+  db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
+  net::OutMessage out(in.request_id());
+  auto ack = out.body().initHeartbeatAck();
+  ack.setSeq(heartbeat.getSeq());
+  ack.setNextIntervalMs(static_cast<std::uint32_t>(config_.heartbeat_interval_ms));
+  ack.setLives(static_cast<std::uint32_t>(config_.heartbeat_lives));
+  reply(routing_id, out);
+  reconcile_host(host, heartbeat.getRunning(), now);
+}
+
+void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::RunningWorker>::Reader running,
+                                 double now) {
+  store::Database::Transaction tx(db_);
+  bool changed = false;
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  for (const auto worker : running) {
+    seen.insert({worker.getApp(), worker.getJob()});
+    auto job = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
+    job.bind_all(worker.getApp(), worker.getJob());
+    const bool known = job.step();
+    const std::string state = known ? job.text(0) : "";
+    const bool current = known && job.int64(1) == static_cast<std::int64_t>(worker.getAttempt());
+    if (!current || (state != "STARTING" && state != "RUNNING" && state != "STOPPING")) {
+      const JobKey key{worker.getApp(), worker.getJob(), worker.getAttempt()};
+      spdlog::warn("host {} runs {}_{} attempt {} rank {} without a lease: stopping it", host, worker.getApp(),
+                   worker.getJob(), worker.getAttempt(), worker.getRank());
+      if (!launched_.count(key) || state != "STOPPING") {
+        queue_stop(host, worker.getApp(), worker.getJob(), worker.getAttempt(), 5000, "no lease");
+      }
+      continue;
+    }
+    if (state == "STOPPING") {
+      // Resend the stop once per coordinator process (it may have been lost in a restart).
+      const JobKey key{worker.getApp(), worker.getJob(), worker.getAttempt()};
+      if (!launched_.count(key)) {
+        launched_.insert(key);
+        queue_stop(host, worker.getApp(), worker.getJob(), worker.getAttempt(), 5000, "stopping");
+      }
+    }
+    if (state == "STARTING") {
+      db_.prepare("UPDATE jobs SET state = 'RUNNING', reason = '', state_since = ? WHERE app_id = ? AND job = ?")
+          .bind_all(now, worker.getApp(), worker.getJob())
+          .run();
+      db_.prepare("UPDATE apps SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'").bind_all(worker.getApp()).run();
+      event(now, "Running", worker.getApp(), worker.getJob(), host, std::nullopt, "workers up");
+      launched_.insert({worker.getApp(), worker.getJob(), worker.getAttempt()});
+    }
+  }
+  // Running jobs with GPUs here but no worker here: their workers are gone.
+  auto jobs = db_.prepare(
+      "SELECT DISTINCT j.app_id, j.job FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
+      "JOIN hosts h ON h.id = g.host_id WHERE h.name = ? AND j.state = 'RUNNING' AND j.exited_ranks = 0");
+  jobs.bind(1, host);
+  std::vector<std::pair<std::int64_t, std::int64_t>> lost;
+  while (jobs.step()) {
+    const std::pair<std::int64_t, std::int64_t> key{jobs.int64(0), jobs.int64(1)};
+    if (!seen.count(key)) lost.push_back(key);
+  }
+  for (const auto& [app, job] : lost) {
+    spdlog::warn("job {}_{} has no workers on {} any more: releasing its leases", app, job, host);
+    event(now, "WorkersLost", app, job, host, std::nullopt, "host reports no worker of the running job");
+    stop_job(app, job, now, "WorkersLost");
+    changed = true;
+  }
+  tx.commit();
+  if (changed) trigger("workers lost");
+}
+
+void Coordinator::on_exited(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const std::string host = host_of_routing(routing_id);
+  const auto exited = in.envelope().getBody().getExited();
+  const std::int64_t app = exited.getApp();
+  const std::int64_t job_index = exited.getJob();
+  const double now = unix_now();
+  net::OutMessage ack(in.request_id());
+  ack.body().initAck().setMessage("exit recorded");
+  reply(routing_id, ack);
+  forward_exit(app, exited);
+  store::Database::Transaction tx(db_);
+  auto job = db_.prepare("SELECT state, attempt, reason, exited_ranks, json_array_length(placement) FROM jobs "
+                         "WHERE app_id = ? AND job = ?");
+  job.bind_all(app, job_index);
+  if (!job.step() || job.int64(1) != static_cast<std::int64_t>(exited.getAttempt())) {
+    spdlog::info("exit of {}_{} attempt {} from {} is for an old attempt; ignored", app, job_index,
+                 exited.getAttempt(), host);
+    return;
+  }
+  const std::string state = job.text(0);
+  const std::string reason = job.text(2);
+  const std::int64_t ranks_exited = job.int64(3) + 1;
+  const std::int64_t world = job.int64(4);
+  const bool success = exited.getExitCode() == 0 && exited.getSignal() == 0;
+  db_.prepare("UPDATE jobs SET exited_ranks = ?, exit_code = coalesce(exit_code, ?), exit_signal = coalesce(exit_signal, ?), "
+              "log_tail = CASE WHEN ? THEN coalesce(log_tail, ?) ELSE ? END WHERE app_id = ? AND job = ?")
+      .bind_all(ranks_exited, static_cast<std::int64_t>(exited.getExitCode()),
+                static_cast<std::int64_t>(exited.getSignal()), static_cast<std::int64_t>(success ? 1 : 0),
+                std::string(exited.getLogTail()), std::string(exited.getLogTail()), app, job_index)
+      .run();
+  const std::string status = "rank " + std::to_string(exited.getRank()) + " exit " +
+                             std::to_string(exited.getExitCode()) + " signal " + std::to_string(exited.getSignal());
+  event(now, "RankExited", app, job_index, host, std::nullopt, status);
+  bool changed = false;
+  if (state == "STOPPING") {
+    if (ranks_exited >= world) {
+      const std::string final_state = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
+      db_.prepare("UPDATE jobs SET state = ?, placement = '[]', state_since = ? WHERE app_id = ? AND job = ?")
+          .bind_all(final_state, now, app, job_index)
+          .run();
+      event(now, final_state == "PENDING" ? "Requeued" : final_state, app, job_index, host, std::nullopt, reason);
+      changed = true;
+    }
+  } else if (state == "RUNNING" || state == "STARTING") {
+    if (success) {
+      if (ranks_exited >= world) {
+        db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'Done', state_since = ? WHERE app_id = ? AND job = ?")
+            .bind_all(now, app, job_index)
+            .run();
+        release_job_leases(app, job_index, now, "completed");
+        event(now, "Completed", app, job_index, host, std::nullopt, "all ranks exited 0");
+        changed = true;
+      }
+    } else {
+      db_.prepare("UPDATE jobs SET exit_code = ?, exit_signal = ?, log_tail = ? WHERE app_id = ? AND job = ?")
+          .bind_all(static_cast<std::int64_t>(exited.getExitCode()), static_cast<std::int64_t>(exited.getSignal()),
+                    std::string(exited.getLogTail()), app, job_index)
+          .run();
+      event(now, "Failed", app, job_index, host, std::nullopt, status);
+      if (ranks_exited >= world) {
+        db_.prepare("UPDATE jobs SET state = 'FAILED', reason = 'RankFailed', state_since = ? WHERE app_id = ? AND job = ?")
+            .bind_all(now, app, job_index)
+            .run();
+        release_job_leases(app, job_index, now, "failed");
+      } else {
+        stop_job(app, job_index, now, "RankFailed");
+      }
+      changed = true;
+    }
+  }
+  if (changed) finish_app_if_done(app, now);
+  tx.commit();
+  if (changed) trigger("job finished");
+}
+
+void Coordinator::release_job_leases(std::int64_t app, std::int64_t job, double now, const std::string& reason) {
+  if (has_launcher(app)) return;  // its leases are the app's, not the job's
+  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
+              "WHERE app_id = ? AND job = ? AND state = 'active'")
+      .bind_all(now, reason, app, job)
+      .run();
+}
+
+// Moves a STARTING/RUNNING job to STOPPING (or straight to its end state when nothing runs), releases its
+// leases and queues Stop orders to every host of its placement.
+void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const std::string& reason) {
+  auto st = db_.prepare("SELECT j.attempt, j.state, a.grace_ms FROM jobs j JOIN apps a ON a.id = j.app_id "
+                        "WHERE j.app_id = ? AND j.job = ?");
+  st.bind_all(app, job);
+  if (!st.step()) return;
+  const std::int64_t attempt = st.int64(0);
+  const std::string state = st.text(1);
+  const int grace = static_cast<int>(st.int64(2));
+  release_job_leases(app, job, now, reason);
+  if (state == "PENDING") {
+    if (reason == "Cancelled") {
+      db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'Cancelled', state_since = ? WHERE app_id = ? AND job = ?")
+          .bind_all(now, app, job)
+          .run();
+    }
+    return;
+  }
+  if (state != "STARTING" && state != "RUNNING") return;
+  // Hosts of the placement that are still up get a Stop; a job whose hosts are all gone ends now.
+  auto hosts = db_.prepare("SELECT DISTINCT h.name, h.state FROM jobs j, json_each(j.placement) p "
+                           "JOIN gpus g ON g.gpu = p.value JOIN hosts h ON h.id = g.host_id "
+                           "WHERE j.app_id = ? AND j.job = ?");
+  hosts.bind_all(app, job);
+  int reachable = 0;
+  while (hosts.step()) {
+    if (hosts.text(1) != "up" || reason == "NodeFail" || reason == "WorkersLost") continue;
+    ++reachable;
+    queue_stop(hosts.text(0), app, job, attempt, grace, reason);
+  }
+  const bool can_wait = reachable > 0 && reason != "NodeFail" && reason != "WorkersLost";
+  if (can_wait) {
+    db_.prepare("UPDATE jobs SET state = 'STOPPING', reason = ?, state_since = ? WHERE app_id = ? AND job = ?")
+        .bind_all(reason, now, app, job)
+        .run();
+    return;
+  }
+  // Nothing to wait for: other ranks (if any) are told to stop, but their exits are of an old attempt.
+  auto others = db_.prepare("SELECT DISTINCT h.name FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
+                            "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.state = 'up'");
+  others.bind_all(app, job);
+  while (others.step()) queue_stop(others.text(0), app, job, attempt, grace, reason);
+  const std::string end_state = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
+  db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', exited_ranks = 0, state_since = ? "
+              "WHERE app_id = ? AND job = ?")
+      .bind_all(end_state, reason, now, app, job)
+      .run();
+}
+
+void Coordinator::finish_app_if_done(std::int64_t app, double now) {
+  // An app with a launcher ends when its launcher says so (successive halving reruns completed jobs).
+  if (has_launcher(app)) return;
+  auto st = db_.prepare("SELECT count(*), sum(state = 'COMPLETED'), sum(state = 'FAILED'), sum(state = 'CANCELLED'), "
+                        "sum(state IN ('STARTING','RUNNING','STOPPING')) FROM jobs WHERE app_id = ?");
+  st.bind(1, app);
+  st.step();
+  const auto total = st.int64(0), completed = st.int64(1), failed = st.int64(2), cancelled = st.int64(3),
+             active = st.int64(4);
+  if (completed + failed + cancelled < total) {
+    db_.prepare("UPDATE apps SET state = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
+        .bind_all(std::string(active > 0 ? "RUNNING" : "PENDING"), app)
+        .run();
+    return;
+  }
+  const std::string state = cancelled > 0 ? "CANCELLED" : failed > 0 ? "FAILED" : "COMPLETED";
+  if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
+          .bind_all(state, now, app)
+          .run() > 0) {
+    event(now, "App" + state.substr(0, 1) + std::string(state.begin() + 1, state.end()), app, std::nullopt, "",
+          std::nullopt, std::to_string(completed) + " completed, " + std::to_string(failed) + " failed, " +
+                            std::to_string(cancelled) + " cancelled");
+  }
+}
+
+void Coordinator::check_heartbeats(double now) {
+  const double limit = static_cast<double>(config_.heartbeat_interval_ms * config_.heartbeat_lives) / 1000.0;
+  std::vector<std::string> down;
+  for (const auto& [host, session] : sessions_) {
+    if (now - session.last_heard > limit) down.push_back(host);
+  }
+  if (down.empty()) return;
+  store::Database::Transaction tx(db_);
+  for (const auto& host : down) {
+    spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
+    sessions_.erase(host);
+    db_.prepare("UPDATE hosts SET state = 'down' WHERE name = ?").bind(1, host).run();
+    event(now, "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
+          "missed " + std::to_string(config_.heartbeat_lives) + " heartbeats");
+    auto jobs = db_.prepare("SELECT DISTINCT j.app_id, j.job FROM jobs j, json_each(j.placement) p "
+                            "JOIN gpus g ON g.gpu = p.value JOIN hosts h ON h.id = g.host_id "
+                            "WHERE h.name = ? AND j.state IN ('STARTING','RUNNING','STOPPING')");
+    jobs.bind(1, host);
+    std::vector<std::pair<std::int64_t, std::int64_t>> hit;
+    while (jobs.step()) hit.emplace_back(jobs.int64(0), jobs.int64(1));
+    for (const auto& [app, job] : hit) {
+      event(now, "NodeFail", app, job, host, std::nullopt, "host down");
+      auto st = db_.prepare("SELECT state, reason FROM jobs WHERE app_id = ? AND job = ?");
+      st.bind_all(app, job);
+      st.step();
+      if (st.text(0) == "STOPPING") {
+        const std::string reason = st.text(1);
+        const std::string end = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
+        db_.prepare("UPDATE jobs SET state = ?, placement = '[]', exited_ranks = 0, state_since = ? WHERE app_id = ? AND job = ?")
+            .bind_all(end, now, app, job)
+            .run();
+      } else {
+        stop_job(app, job, now, "NodeFail");
+      }
+      finish_app_if_done(app, now);
+    }
+    // Leases of STARTING jobs not yet launched, or any left over, go too.
+    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'host down' "
+                "WHERE state = 'active' AND gpu IN (SELECT g.gpu FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.name = ?)")
+        .bind_all(now, host)
+        .run();
+  }
+  tx.commit();
+  flush_outbox();
+  trigger("host down");
+}
+
+void Coordinator::tick() {
+  const double now = unix_now();
+  check_heartbeats(now);
+  // Leases reaching their expiry make their GPUs available to the next round.
+  auto expiring = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
+  expiring.bind(1, now);
+  expiring.step();
+  if (expiring.int64(0) > 0) trigger("lease expiry");
+  if (round_requested_at_ && (now - *round_requested_at_) * 1000.0 >= static_cast<double>(config_.round_batch_window_ms)) {
+    run_round(now);
+    flush_outbox();
+  }
+  launch_ready_jobs();
+  if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
+    net::sd_notify("WATCHDOG=1");
+    last_watchdog_ = now;
+  }
+}
+
+}  // namespace themis::coordinator

@@ -1,0 +1,275 @@
+// Launchers: the per-app agents that bid, pick their jobs' GPUs and report ρ (docs/launcher.md).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/coordinator.h"
+
+namespace themis::coordinator {
+
+using nlohmann::json;
+
+bool Coordinator::has_launcher(std::int64_t app) const { return launchers_.count(app) > 0; }
+
+void Coordinator::check_app_access(const Caller& caller, std::int64_t app, const std::string& what) {
+  auto st = db_.prepare("SELECT owner FROM apps WHERE id = ?");
+  st.bind(1, app);
+  if (!st.step()) throw std::runtime_error("not found: app " + std::to_string(app));
+  if (caller.role != net::Role::kAdmin && caller.name != st.text(0)) {
+    throw std::runtime_error("denied: app " + std::to_string(app) + " belongs to " + st.text(0) + "; " + caller.name +
+                             " cannot " + what);
+  }
+}
+
+void Coordinator::require_launcher(const std::string& routing_id, std::int64_t app) {
+  const auto it = launchers_.find(app);
+  if (it == launchers_.end() || it->second.routing_id != routing_id) {
+    throw std::runtime_error("not found: this connection is not app " + std::to_string(app) + "'s launcher; attach first");
+  }
+}
+
+void Coordinator::on_attach(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const std::int64_t app = in.envelope().getBody().getAttach().getApp();
+  check_app_access(caller, app, "run its launcher");
+  auto st = db_.prepare("SELECT name, spec, submitted_at, gpus_per_job, max_concurrent_jobs, state FROM apps WHERE id = ?");
+  st.bind(1, app);
+  st.step();
+  const std::string state = st.text(5);
+  if (state != "PENDING" && state != "RUNNING") throw std::runtime_error("not found: app " + std::to_string(app) + " is " + state);
+  net::OutMessage out(in.request_id());
+  auto attached = out.body().initAttached();
+  attached.setApp(app);
+  attached.setName(st.text(0));
+  attached.setSpec(st.text(1));
+  attached.setSubmittedAt(st.real(2));
+  attached.setGpusPerJob(static_cast<std::uint32_t>(st.int64(3)));
+  attached.setMaxConcurrentJobs(static_cast<std::uint32_t>(st.int64(4)));
+  attached.setLeaseMs(static_cast<std::uint32_t>(config_.lease_duration_ms));
+  auto active = db_.prepare("SELECT count(*) FROM apps WHERE state IN ('PENDING','RUNNING')");
+  active.step();
+  attached.setActiveApps(static_cast<std::uint32_t>(active.int64(0)));
+  std::vector<std::tuple<std::string, std::string, std::int64_t, std::vector<std::uint32_t>>> hosts;
+  auto h = db_.prepare("SELECT id, name, rack, first_gpu FROM hosts ORDER BY first_gpu");
+  while (h.step()) {
+    std::vector<std::uint32_t> slots;
+    auto s = db_.prepare("SELECT count(*) FROM gpus WHERE host_id = ? GROUP BY slot ORDER BY slot");
+    s.bind(1, h.int64(0));
+    while (s.step()) slots.push_back(static_cast<std::uint32_t>(s.int64(0)));
+    hosts.emplace_back(h.text(1), h.text(2), h.int64(3), std::move(slots));
+  }
+  auto list = attached.initHosts(static_cast<unsigned>(hosts.size()));
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    auto host = list[static_cast<unsigned>(i)];
+    host.setName(std::get<0>(hosts[i]));
+    host.setRack(std::get<1>(hosts[i]));
+    host.setFirstGpu(static_cast<std::int32_t>(std::get<2>(hosts[i])));
+    const auto& slots = std::get<3>(hosts[i]);
+    auto s = host.initGpusPerSlot(static_cast<unsigned>(slots.size()));
+    for (std::size_t k = 0; k < slots.size(); ++k) s.set(static_cast<unsigned>(k), slots[k]);
+  }
+  std::vector<std::tuple<std::int64_t, std::string, std::int64_t, std::string>> jobs;
+  auto j = db_.prepare("SELECT job, hparams, attempt, state FROM jobs WHERE app_id = ? ORDER BY job");
+  j.bind(1, app);
+  while (j.step()) jobs.emplace_back(j.int64(0), j.text(1), j.int64(2), j.text(3));
+  auto jl = attached.initJobs(static_cast<unsigned>(jobs.size()));
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto job = jl[static_cast<unsigned>(i)];
+    job.setJob(std::get<0>(jobs[i]));
+    job.setHparams(std::get<1>(jobs[i]));
+    job.setAttempt(static_cast<std::uint32_t>(std::get<2>(jobs[i])));
+    job.setState(std::get<3>(jobs[i]));
+  }
+  const bool replaced = launchers_.count(app) > 0;
+  launchers_[app].routing_id = routing_id;
+  reply(routing_id, out);
+  event(unix_now(), "LauncherAttached", app, std::nullopt, "", std::nullopt,
+        std::string(replaced ? "replaced the previous launcher" : "attached") + " (" + caller.name + ")");
+  send_grant(app, 0);
+  trigger("launcher attached");
+}
+
+void Coordinator::on_bid(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const auto bid = in.envelope().getBody().getBid();
+  const std::int64_t app = bid.getApp();
+  require_launcher(routing_id, app);
+  if (!pending_offer_ || bid.getRound() != pending_offer_->round) {
+    spdlog::info("late bid of app {} for round {} dropped", app, bid.getRound());
+    return;
+  }
+  Bid out{app, bid.getRhoNoNew(), {}};
+  for (const auto row : bid.getRows()) {
+    BidRow r{{}, row.getRho()};
+    for (const auto g : row.getGpus()) r.gpus.push_back(g);
+    out.rows.push_back(std::move(r));
+  }
+  pending_offer_->bids[app] = std::move(out);
+}
+
+void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const auto launch = in.envelope().getBody().getLaunchJob();
+  const std::int64_t app = launch.getApp(), job = launch.getJob();
+  const std::int64_t attempt = launch.getAttempt();
+  require_launcher(routing_id, app);
+  const double now = unix_now();
+  std::vector<GpuIndex> gpus;
+  for (const auto g : launch.getGpus()) gpus.push_back(g);
+  if (gpus.empty()) throw std::runtime_error("launch: job " + std::to_string(job) + ": no GPUs");
+  store::Database::Transaction tx(db_);
+  auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
+  st.bind_all(app, job);
+  if (!st.step()) throw std::runtime_error("not found: job " + std::to_string(app) + "_" + std::to_string(job));
+  const std::string state = st.text(0);
+  if (state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "CANCELLED") {
+    throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " is " + state);
+  }
+  if (attempt <= st.int64(1)) {
+    throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + ": attempt " +
+                             std::to_string(attempt) + " is not after attempt " + std::to_string(st.int64(1)));
+  }
+  for (GpuIndex g : gpus) {
+    auto lease = db_.prepare("SELECT count(*) FROM leases WHERE gpu = ? AND app_id = ? AND state = 'active' AND expiry > ?");
+    lease.bind_all(static_cast<std::int64_t>(g), app, now);
+    lease.step();
+    if (lease.int64(0) == 0) {
+      throw std::runtime_error("denied: launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
+    }
+    auto busy = db_.prepare("SELECT count(*) FROM jobs o, json_each(o.placement) p WHERE p.value = ? "
+                            "AND o.state IN ('STARTING','RUNNING','STOPPING')");
+    busy.bind(1, static_cast<std::int64_t>(g));
+    busy.step();
+    if (busy.int64(0) > 0) throw std::runtime_error("launch: GPU " + std::to_string(g) + " is still in use");
+  }
+  db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = ?, placement = ?, exited_ranks = 0, "
+              "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
+      .bind_all(attempt, json(gpus).dump(), now, app, job)
+      .run();
+  db_.prepare("UPDATE apps SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'").bind(1, app).run();
+  for (GpuIndex g : gpus) {
+    db_.prepare("UPDATE leases SET job = ? WHERE app_id = ? AND gpu = ? AND state = 'active'")
+        .bind_all(job, app, static_cast<std::int64_t>(g))
+        .run();
+  }
+  event(now, "LaunchRequested", app, job, "", std::nullopt, "attempt " + std::to_string(attempt) + " on " + json(gpus).dump());
+  tx.commit();
+  auto& env = launch_env_[{app, job}];
+  env.clear();
+  for (const auto v : launch.getEnv()) env.emplace_back(v.getName(), v.getValue());
+  net::OutMessage out(in.request_id());
+  out.body().initAck().setMessage("launching");
+  reply(routing_id, out);
+}
+
+void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const auto stop = in.envelope().getBody().getStopJob();
+  const std::int64_t app = stop.getApp(), job = stop.getJob();
+  require_launcher(routing_id, app);
+  const std::string reason = stop.getReason();
+  const double now = unix_now();
+  store::Database::Transaction tx(db_);
+  auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
+  st.bind_all(app, job);
+  if (!st.step()) throw std::runtime_error("not found: job " + std::to_string(app) + "_" + std::to_string(job));
+  const std::string state = st.text(0);
+  if (reason == "EarlyStopped") {
+    if (state == "PENDING" || state == "COMPLETED") {
+      db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND job = ?")
+          .bind_all(now, app, job)
+          .run();
+      event(now, "EarlyStopped", app, job, "", std::nullopt, "successive halving dropped it");
+    }
+  } else if (static_cast<std::int64_t>(stop.getAttempt()) == st.int64(1) && (state == "STARTING" || state == "RUNNING")) {
+    event(now, "StopRequested", app, job, "", std::nullopt, reason);
+    stop_job(app, job, now, "Preempted");
+  }
+  tx.commit();
+  net::OutMessage out(in.request_id());
+  out.body().initAck().setMessage("ok");
+  reply(routing_id, out);
+}
+
+void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const auto status = in.envelope().getBody().getAppStatus();
+  const std::int64_t app = status.getApp();
+  require_launcher(routing_id, app);
+  auto& launcher = launchers_[app];
+  const double rho = status.getRho();
+  if (std::isfinite(rho) && rho > 0) launcher.rho = rho;
+  launcher.demand = static_cast<int>(status.getDemand());
+  const double now = unix_now();
+  store::Database::Transaction tx(db_);
+  if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();
+  const std::string summary = status.getSummary();
+  const bool done = status.getFinished() || status.getFailed();
+  if (summary != launcher.last_summary || done) {
+    launcher.last_summary = summary;
+    json message = {{"rho", rho}, {"progress", status.getProgress()}, {"summary", summary}};
+    if (std::isfinite(status.getBestLoss())) message["best_loss"] = status.getBestLoss();
+    event(now, "LauncherStatus", app, std::nullopt, "", std::nullopt, message.dump());
+  }
+  if (done) {
+    auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('STARTING','RUNNING')");
+    jobs.bind(1, app);
+    std::vector<std::int64_t> running;
+    while (jobs.step()) running.push_back(jobs.int64(0));
+    for (auto job : running) stop_job(app, job, now, status.getFailed() ? "RankFailed" : "Cancelled");
+    db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
+        .bind_all(now, app)
+        .run();
+    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
+                "WHERE app_id = ? AND state = 'active'")
+        .bind_all(now, app)
+        .run();
+    const std::string end = status.getFailed() ? "FAILED" : "COMPLETED";
+    if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
+            .bind_all(end, now, app)
+            .run() > 0) {
+      event(now, status.getFailed() ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt,
+            "launcher: " + summary);
+    }
+  }
+  tx.commit();
+  if (done) {
+    launchers_.erase(app);
+    trigger("app finished");
+  }
+}
+
+void Coordinator::forward_exit(std::int64_t app, wire::Exited::Reader exited) {
+  const auto it = launchers_.find(app);
+  if (it == launchers_.end()) return;
+  net::OutMessage out(next_request_id_++);
+  auto copy = out.body().initExited();
+  copy.setApp(exited.getApp());
+  copy.setJob(exited.getJob());
+  copy.setAttempt(exited.getAttempt());
+  copy.setRank(exited.getRank());
+  copy.setExitCode(exited.getExitCode());
+  copy.setSignal(exited.getSignal());
+  copy.setLogTail(exited.getLogTail());
+  reply(it->second.routing_id, out);
+}
+
+void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
+  const auto it = launchers_.find(app);
+  if (it == launchers_.end()) return;
+  std::vector<std::tuple<std::int64_t, double, double, std::int64_t>> leases;
+  auto st = db_.prepare("SELECT gpu, start, expiry, job FROM leases WHERE app_id = ? AND state = 'active' ORDER BY gpu");
+  st.bind(1, app);
+  while (st.step()) leases.emplace_back(st.int64(0), st.real(1), st.real(2), st.int64(3));
+  net::OutMessage out(next_request_id_++);
+  auto grant = out.body().initGrant();
+  grant.setApp(app);
+  grant.setRound(round);
+  auto list = grant.initLeases(static_cast<unsigned>(leases.size()));
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    list[static_cast<unsigned>(i)].setGpu(static_cast<std::int32_t>(std::get<0>(leases[i])));
+    list[static_cast<unsigned>(i)].setJob(std::get<3>(leases[i]));
+    list[static_cast<unsigned>(i)].setStart(std::get<1>(leases[i]));
+    list[static_cast<unsigned>(i)].setExpiry(std::get<2>(leases[i]));
+  }
+  reply(it->second.routing_id, out);
+}
+
+}  // namespace themis::coordinator

@@ -1,0 +1,171 @@
+// Client requests: submit, cancel and the read-only queries behind themisctl.
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/app_spec.h"
+#include "coordinator/coordinator.h"
+
+namespace themis::coordinator {
+
+using nlohmann::json;
+
+namespace {
+
+json typed_rows(store::Database& db, const std::string& sql, std::int64_t param = -1) {
+  auto st = db.prepare(sql);
+  if (param >= 0) st.bind(1, param);
+  json items = json::array();
+  while (st.step()) {
+    json row = json::object();
+    for (int c = 0; c < st.columns(); ++c) {
+      const std::string name = st.column_name(c);
+      if (st.is_null(c)) {
+        row[name] = nullptr;
+        continue;
+      }
+      if (st.type(c) == SQLITE_INTEGER) row[name] = st.int64(c);
+      else if (st.type(c) == SQLITE_FLOAT) row[name] = st.real(c);
+      else row[name] = st.text(c);
+    }
+    items.push_back(std::move(row));
+  }
+  return items;
+}
+
+}  // namespace
+
+void Coordinator::on_submit(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  if (caller.role == net::Role::kNode) throw std::runtime_error("denied: node keys cannot submit apps");
+  const auto submit = in.envelope().getBody().getSubmit();
+  AppSpec spec;
+  try {
+    spec = parse_app_spec(submit.getSpec(), submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec");
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("spec: ") + e.what());
+  }
+  const double now = unix_now();
+  std::int64_t app = 0;
+  {
+    store::Database::Transaction tx(db_);
+    db_.prepare("INSERT INTO apps(name, owner, state, spec, gpus_per_job, max_concurrent_jobs, workdir, env, checkpoint_dir, "
+                "grace_ms, submitted_at) VALUES (?,?, 'PENDING', ?,?,?,?,?,?,?,?)")
+        .bind_all(spec.name, caller.name, std::string(submit.getSpec()), static_cast<std::int64_t>(spec.gpus_per_job),
+                  static_cast<std::int64_t>(spec.max_concurrent_jobs), spec.workdir, json(spec.env).dump(),
+                  spec.checkpoint_dir, static_cast<std::int64_t>(spec.grace_period_ms), now)
+        .run();
+    app = db_.last_insert_id();
+    for (const auto& job : spec.jobs) {
+      std::vector<std::string> command;
+      for (const auto& part : job.command) command.push_back(expand_placeholders(part, app, job.index, job.hparams));
+      db_.prepare("INSERT INTO jobs(app_id, job, state, reason, hparams, command, state_since) VALUES (?,?, 'PENDING', 'New', ?,?,?)")
+          .bind_all(app, static_cast<std::int64_t>(job.index), json(job.hparams).dump(), json(command).dump(), now)
+          .run();
+    }
+    event(now, "Submitted", app, std::nullopt, "", std::nullopt,
+          "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs");
+    tx.commit();
+  }
+  spdlog::info("app {} ({}) submitted by {} with {} jobs", app, spec.name, caller.name, spec.jobs.size());
+  net::OutMessage out(in.request_id());
+  auto submitted = out.body().initSubmitted();
+  submitted.setApp(app);
+  submitted.setName(spec.name);
+  submitted.setJobs(static_cast<std::uint32_t>(spec.jobs.size()));
+  reply(routing_id, out);
+  trigger("app arrived");
+}
+
+void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const std::int64_t app = in.envelope().getBody().getCancel().getApp();
+  auto st = db_.prepare("SELECT owner, state FROM apps WHERE id = ?");
+  st.bind(1, app);
+  if (!st.step()) throw std::runtime_error("not found: app " + std::to_string(app));
+  const std::string owner = st.text(0);
+  if (caller.role != net::Role::kAdmin && caller.name != owner) {
+    throw std::runtime_error("denied: app " + std::to_string(app) + " belongs to " + owner + "; only its owner or an admin may cancel it");
+  }
+  const double now = unix_now();
+  {
+    store::Database::Transaction tx(db_);
+    auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('PENDING','STARTING','RUNNING')");
+    jobs.bind(1, app);
+    std::vector<std::int64_t> list;
+    while (jobs.step()) list.push_back(jobs.int64(0));
+    for (const auto job : list) {
+      launched_.erase({app, job, 0});
+      stop_job(app, job, now, "Cancelled");
+    }
+    event(now, "CancelRequested", app, std::nullopt, "", std::nullopt, "by " + caller.name);
+    finish_app_if_done(app, now);
+    tx.commit();
+  }
+  net::OutMessage out(in.request_id());
+  out.body().initAck().setMessage("cancelling app " + std::to_string(app));
+  reply(routing_id, out);
+  trigger("app cancelled");
+}
+
+void Coordinator::on_query(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const auto query = in.envelope().getBody().getQuery();
+  const std::int64_t app = query.getApp();
+  json doc = {{"apiVersion", "themis/v1"}};
+  switch (query.getKind()) {
+    case wire::QueryKind::APPS:
+      doc["kind"] = "AppList";
+      doc["items"] = typed_rows(db_, "SELECT * FROM apps_rho ORDER BY app");
+      break;
+    case wire::QueryKind::NODES:
+      doc["kind"] = "NodeList";
+      doc["items"] = typed_rows(db_, "SELECT * FROM gpu_utilisation");
+      break;
+    case wire::QueryKind::LEASES:
+      doc["kind"] = "LeaseList";
+      doc["items"] = typed_rows(db_, "SELECT * FROM leases_active ORDER BY gpu");
+      break;
+    case wire::QueryKind::ROUNDS:
+      doc["kind"] = "RoundList";
+      doc["items"] = typed_rows(db_, "SELECT * FROM rounds_recent");
+      break;
+    case wire::QueryKind::WHOAMI:
+      doc["kind"] = "Identity";
+      doc["principal"] = caller.name;
+      doc["role"] = net::to_string(caller.role);
+      break;
+    case wire::QueryKind::APP:
+    case wire::QueryKind::EXPLAIN: {
+      auto apps = typed_rows(db_, "SELECT * FROM apps_rho WHERE app = ?", app);
+      if (apps.empty()) throw std::runtime_error("not found: app " + std::to_string(app));
+      doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
+      doc["app"] = apps[0];
+      doc["jobs"] = typed_rows(db_,
+                               "SELECT job, state, reason, attempt, hparams, placement, exit_code, exit_signal, log_tail "
+                               "FROM jobs WHERE app_id = ? ORDER BY job",
+                               app);
+      doc["events"] = typed_rows(db_,
+                                 "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch') AS time, kind, job, host, round_id AS round, message "
+                                 "FROM events WHERE app_id = ? ORDER BY id DESC LIMIT 50",
+                                 app);
+      if (query.getKind() == wire::QueryKind::EXPLAIN) {
+        doc["rounds"] = typed_rows(db_,
+                                   "SELECT b.round_id AS round, r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, b.rho_before, "
+                                   "b.rho_no_new, b.bid_rows, b.won, b.grant_kind, "
+                                   "(SELECT count(*) + 1 FROM bids o WHERE o.round_id = b.round_id AND o.rho_before > b.rho_before) AS rho_rank "
+                                   "FROM bids b JOIN rounds r ON r.id = b.round_id WHERE b.app_id = ? ORDER BY b.round_id DESC LIMIT 10",
+                                   app);
+        doc["active_apps"] = typed_rows(db_, "SELECT app, name, rho FROM apps_rho WHERE state IN ('PENDING','RUNNING') ORDER BY rho DESC");
+        doc["free_gpus"] = typed_rows(db_,
+                                      "SELECT count(*) AS n FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' "
+                                      "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active')")[0]["n"];
+        doc["next_expiry"] = typed_rows(db_,
+                                        "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(expiry), 'unixepoch') AS t FROM leases WHERE state = 'active'")[0]["t"];
+      }
+      break;
+    }
+  }
+  net::OutMessage out(in.request_id());
+  out.body().initQueryReply().setJson(doc.dump());
+  reply(routing_id, out);
+}
+
+}  // namespace themis::coordinator

@@ -1,0 +1,103 @@
+#pragma once
+// A thin, exception-throwing wrapper over one SQLite connection, with the coordinator's settings:
+// WAL (kept on close so read-only readers keep working), synchronous=FULL, busy_timeout, foreign keys,
+// application_id 'THMS', and schema migrations by PRAGMA user_version (store/migrations.cc).
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace themis::store {
+
+class DatabaseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement(Statement&& other) noexcept;
+
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind_null(int index);
+  template <typename T>
+  Statement& bind(int index, const std::optional<T>& value) {
+    return value ? bind(index, *value) : bind_null(index);
+  }
+  template <typename... Args>
+  Statement& bind_all(const Args&... args) {
+    int index = 0;
+    (bind(++index, args), ...);
+    return *this;
+  }
+
+  // True while a row is available.
+  bool step();
+  // Runs to completion; returns the number of rows changed.
+  int run();
+  void reset();
+
+  bool is_null(int column) const;
+  std::int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  int columns() const;
+  int type(int column) const;  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL
+  std::string column_name(int column) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class Database {
+ public:
+  // Opens (creating and migrating if needed) the coordinator's database. read_only opens with
+  // mode=ro and PRAGMA query_only, and never migrates.
+  explicit Database(const std::string& path, bool read_only = false);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  void exec(std::string_view sql);
+  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  std::int64_t last_insert_id() const;
+  int user_version();
+  sqlite3* handle() { return db_; }
+  const std::string& path() const { return path_; }
+
+  // BEGIN IMMEDIATE ... COMMIT; rolls back if destroyed uncommitted.
+  class Transaction {
+   public:
+    explicit Transaction(Database& db);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    void commit();
+
+   private:
+    Database& db_;
+    bool done_ = false;
+  };
+
+ private:
+  void migrate();
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+inline constexpr int kSchemaVersion = 1;
+
+}  // namespace themis::store

@@ -1,0 +1,307 @@
+// themisctl: the themis command-line client. Exit codes (ux.md §5.5) are listed in --help.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "net/curve_keys.h"
+#include "net/request_client.h"
+
+namespace {
+
+using nlohmann::json;
+constexpr int kOk = 0, kError = 1, kUsage = 2, kBadSpec = 65, kUnreachable = 69, kDenied = 77, kConfig = 78,
+              kNotFound = 102;
+
+struct Options {
+  std::string coordinator = "tcp://127.0.0.1:7310";
+  std::string key;         // own .key_secret
+  std::string server_key;  // coordinator .key
+  bool insecure = false;
+  bool json_output = false;
+  int timeout_ms = 5000;
+};
+
+struct Failure {
+  int code;
+  std::string message;
+};
+
+json call(const Options& o, themis::net::OutMessage& request) {
+  themis::net::ClientOptions client;
+  client.endpoint = o.coordinator;
+  client.insecure = o.insecure;
+  client.timeout = std::chrono::milliseconds(o.timeout_ms);
+  if (!o.insecure) {
+    if (o.key.empty() || o.server_key.empty()) throw Failure{kConfig, "need --key and --server-key (or THEMIS_KEY and THEMIS_SERVER_KEY), or --insecure"};
+    try {
+      client.own_keys = themis::net::read_certificate(o.key);
+      client.server_public_key = themis::net::read_certificate(o.server_key).public_key;
+    } catch (const std::exception& e) {
+      throw Failure{kConfig, e.what()};
+    }
+    if (client.own_keys.secret_key.empty()) throw Failure{kConfig, o.key + ": not a secret certificate (.key_secret)"};
+  }
+  themis::net::RequestClient rc(client);
+  auto reply = rc.call(request);
+  if (!reply) throw Failure{kUnreachable, "no answer from " + o.coordinator + " (unreachable, or the key is not enrolled)"};
+  const auto body = reply->envelope().getBody();
+  using W = themis::wire::Envelope::Body::Which;
+  switch (reply->which()) {
+    case W::ERROR: {
+      const auto e = body.getError();
+      const std::string message = e.getMessage();
+      switch (e.getCode()) {
+        case themis::wire::ErrorCode::DENIED: throw Failure{kDenied, message};
+        case themis::wire::ErrorCode::NOT_FOUND: throw Failure{kNotFound, message};
+        case themis::wire::ErrorCode::BAD_SPEC: throw Failure{kBadSpec, message};
+        default: throw Failure{kError, message};
+      }
+    }
+    case W::QUERY_REPLY: return json::parse(std::string(body.getQueryReply().getJson()));
+    case W::SUBMITTED:
+      return {{"app", body.getSubmitted().getApp()}, {"name", std::string(body.getSubmitted().getName())},
+              {"jobs", body.getSubmitted().getJobs()}};
+    case W::ACK: return {{"message", std::string(body.getAck().getMessage())}};
+    default: throw Failure{kError, "unexpected reply '" + themis::net::body_name(reply->which()) + "'"};
+  }
+}
+
+std::string cell(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    std::ostringstream out;
+    out.precision(3);
+    out << std::fixed << v.get<double>();
+    return out.str();
+  }
+  return v.dump();
+}
+
+void print_table(const json& items, const std::vector<std::string>& columns) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::size_t> width;
+  std::vector<std::string> header;
+  for (const auto& c : columns) {
+    std::string h = c;
+    for (auto& ch : h) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    header.push_back(h);
+    width.push_back(h.size());
+  }
+  for (const auto& item : items) {
+    std::vector<std::string> row;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      row.push_back(item.contains(columns[i]) ? cell(item[columns[i]]) : "-");
+      width[i] = std::max(width[i], row.back().size());
+    }
+    rows.push_back(row);
+  }
+  auto print = [&](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      std::cout << row[i];
+      if (i + 1 < row.size()) std::cout << std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    std::cout << "\n";
+  };
+  print(header);
+  for (const auto& row : rows) print(row);
+}
+
+themis::net::OutMessage query(themis::wire::QueryKind kind, std::int64_t app = 0) {
+  themis::net::OutMessage out(1);
+  auto q = out.body().initQuery();
+  q.setKind(kind);
+  q.setApp(app);
+  return out;
+}
+
+void explain(const json& doc) {
+  const auto& app = doc["app"];
+  std::cout << "App " << cell(app["app"]) << " (" << cell(app["name"]) << ", owner " << cell(app["owner"]) << ") is "
+            << cell(app["state"]) << "; rho=" << cell(app["rho"]) << ", holds " << cell(app["gpus_held"]) << " GPUs.\n";
+  std::cout << "  Jobs: " << cell(app["jobs_running"]) << " running, " << cell(app["jobs_pending"]) << " pending, "
+            << cell(app["jobs_done"]) << " done. Free GPUs now: " << cell(doc["free_gpus"])
+            << "; next lease expiry: " << cell(doc["next_expiry"]) << "\n";
+  for (const auto& job : doc["jobs"]) {
+    if (job["state"] == "PENDING") std::cout << "  Job " << cell(app["app"]) << "_" << cell(job["job"]) << " PENDING (" << cell(job["reason"]) << ")\n";
+    if (job["state"] == "FAILED") std::cout << "  Job " << cell(app["app"]) << "_" << cell(job["job"]) << " FAILED: exit " << cell(job["exit_code"]) << " signal " << cell(job["exit_signal"]) << "\n    last lines: " << cell(job["log_tail"]) << "\n";
+  }
+  if (doc["rounds"].empty()) {
+    std::cout << "  No round has considered this app yet (reason New: waiting for the first round).\n";
+    return;
+  }
+  std::cout << "  Recent rounds:\n";
+  for (const auto& r : doc["rounds"]) {
+    const bool won = r["won"] != "[]";
+    const bool bid = !r["rho_no_new"].is_null();
+    std::cout << "    round " << cell(r["round"]) << " (" << cell(r["trigger"]) << ", " << cell(r["policy"]) << "): "
+              << cell(r["free_gpus"]) << " free GPUs among " << cell(r["apps"]) << " apps; rho " << cell(r["rho_before"])
+              << " ranked " << cell(r["rho_rank"]) << "; offered to " << cell(r["offered_to"]) << "; "
+              << (bid ? "bid " + cell(r["bid_rows"]) : "no bid (no launcher: takes leftovers)") << "; "
+              << (won ? "won " + cell(r["won"]) + " as " + cell(r["grant_kind"]) : "won nothing") << "\n";
+  }
+}
+
+int run_sql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  const std::string uri = "file:" + db_path + "?mode=ro";
+  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) != SQLITE_OK) {
+    std::cerr << "themisctl sql: " << db_path << ": " << sqlite3_errmsg(db) << "\n";
+    sqlite3_close(db);
+    return kConfig;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_exec(db, "PRAGMA query_only=ON", nullptr, nullptr, nullptr);
+  auto print_row = [](void*, int n, char** values, char** names) -> int {
+    static bool header_done = false;
+    if (!header_done) {
+      for (int i = 0; i < n; ++i) std::cout << (i ? "|" : "") << names[i];
+      std::cout << "\n";
+      header_done = true;
+    }
+    for (int i = 0; i < n; ++i) std::cout << (i ? "|" : "") << (values[i] ? values[i] : "");
+    std::cout << "\n";
+    return 0;
+  };
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), print_row, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    std::cerr << "themisctl sql: " << (error ? error : "error") << "\n";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    return kError;
+  }
+  sqlite3_close(db);
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"themisctl: submit and inspect apps on a themis cluster"};
+  cli.footer(
+      "Exit codes: 0 ok; 1 request rejected or internal error; 2 usage; 65 invalid spec; 69 coordinator "
+      "unreachable; 77 permission denied; 78 configuration error; 102 not found.\n"
+      "Environment: THEMIS_COORDINATOR, THEMIS_KEY (own .key_secret), THEMIS_SERVER_KEY (coordinator .key).");
+  Options o;
+  if (const char* v = std::getenv("THEMIS_COORDINATOR")) o.coordinator = v;
+  if (const char* v = std::getenv("THEMIS_KEY")) o.key = v;
+  if (const char* v = std::getenv("THEMIS_SERVER_KEY")) o.server_key = v;
+  cli.add_option("--coordinator", o.coordinator, "tcp://host:7310");
+  cli.add_option("--key", o.key, "your secret certificate (.key_secret)");
+  cli.add_option("--server-key", o.server_key, "the coordinator's public certificate (.key)");
+  cli.add_flag("--insecure", o.insecure, "no CURVE (loopback coordinators in insecure mode only)");
+  cli.add_flag("--json", o.json_output, "print JSON");
+  cli.add_option("--timeout-ms", o.timeout_ms, "RPC timeout");
+  cli.require_subcommand(1);
+  std::string spec_path, db_path, sql, name, dir = ".";
+  std::int64_t app = 0;
+  bool watch = false, parsable = false, force = false;
+  auto* submit = cli.add_subcommand("submit", "submit an app spec (TOML, docs/app-spec.md)");
+  submit->add_option("spec", spec_path)->required();
+  submit->add_flag("--parsable", parsable, "print only the app id");
+  auto* apps = cli.add_subcommand("apps", "list apps");
+  apps->add_flag("-w,--watch", watch, "redraw every 2 s");
+  auto* show = cli.add_subcommand("show", "an app with its jobs and events");
+  show->add_option("app", app)->required();
+  auto* cancel = cli.add_subcommand("cancel", "cancel an app (owner or admin)");
+  cancel->add_option("app", app)->required();
+  auto* explain_cmd = cli.add_subcommand("explain", "why an app is pending, its ρ, its bids, what it won");
+  explain_cmd->add_option("app", app)->required();
+  auto* nodes = cli.add_subcommand("nodes", "hosts and GPU allocation");
+  auto* leases = cli.add_subcommand("leases", "active leases");
+  auto* rounds = cli.add_subcommand("rounds", "recent rounds");
+  auto* whoami = cli.add_subcommand("whoami", "identity and role as the coordinator sees it");
+  auto* keygen = cli.add_subcommand("keygen", "write NAME.key and NAME.key_secret (0600)");
+  keygen->add_option("name", name)->required();
+  keygen->add_option("--dir", dir);
+  keygen->add_flag("--force", force);
+  auto* sql_cmd = cli.add_subcommand("sql", "read-only SQL on the coordinator database (admins)");
+  sql_cmd->add_option("--db", db_path, "database file")->required();
+  sql_cmd->add_option("query", sql)->required();
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = cli.exit(e);
+    return rc == 0 ? 0 : kUsage;
+  }
+  try {
+    using K = themis::wire::QueryKind;
+    if (keygen->parsed()) {
+      themis::net::write_certificate(dir, name, themis::net::generate_curve_keypair(), force);
+      std::cout << dir << "/" << name << ".key\n" << dir << "/" << name << ".key_secret\n";
+      return kOk;
+    }
+    if (sql_cmd->parsed()) return run_sql(db_path, sql);
+    if (submit->parsed()) {
+      std::ifstream in(spec_path);
+      if (!in) throw Failure{kBadSpec, spec_path + ": cannot read"};
+      std::stringstream text;
+      text << in.rdbuf();
+      themis::net::OutMessage out(1);
+      auto s = out.body().initSubmit();
+      s.setSpec(text.str());
+      s.setSpecName(spec_path);
+      const auto r = call(o, out);
+      if (o.json_output) std::cout << r.dump() << "\n";
+      else if (parsable) std::cout << r["app"] << "\n";
+      else std::cout << "Submitted app " << r["app"] << " (" << r["name"].get<std::string>() << ") with " << r["jobs"] << " jobs\n";
+      return kOk;
+    }
+    if (cancel->parsed()) {
+      themis::net::OutMessage out(1);
+      out.body().initCancel().setApp(app);
+      std::cout << call(o, out)["message"].get<std::string>() << "\n";
+      return kOk;
+    }
+    auto list = [&](K kind, const std::vector<std::string>& columns) {
+      auto out = query(kind);
+      const auto doc = call(o, out);
+      if (o.json_output) std::cout << doc.dump() << "\n";
+      else print_table(doc["items"], columns);
+    };
+    if (apps->parsed()) {
+      do {
+        if (watch) std::cout << "\x1b[2J\x1b[H";
+        list(K::APPS, {"app", "name", "owner", "state", "rho", "gpus_held", "jobs_running", "jobs_pending", "jobs_done", "submitted"});
+        if (watch) std::this_thread::sleep_for(std::chrono::seconds(2));
+      } while (watch);
+      return kOk;
+    }
+    if (nodes->parsed()) list(K::NODES, {"host", "rack", "state", "gpus", "allocated", "utilisation"});
+    if (leases->parsed()) list(K::LEASES, {"lease_id", "gpu", "host", "local_index", "app", "app_name", "owner", "job", "round", "start", "expiry"});
+    if (rounds->parsed()) list(K::ROUNDS, {"round", "started", "duration_ms", "trigger", "policy", "free_gpus", "apps", "granted", "idle", "outcome"});
+    if (whoami->parsed()) {
+      auto out = query(K::WHOAMI);
+      const auto doc = call(o, out);
+      std::cout << (o.json_output ? doc.dump() : doc["role"].get<std::string>() + ":" + doc["principal"].get<std::string>()) << "\n";
+    }
+    if (show->parsed() || explain_cmd->parsed()) {
+      auto out = query(show->parsed() ? K::APP : K::EXPLAIN, app);
+      const auto doc = call(o, out);
+      if (o.json_output) std::cout << doc.dump() << "\n";
+      else if (explain_cmd->parsed()) explain(doc);
+      else {
+        print_table(json::array({doc["app"]}), {"app", "name", "owner", "state", "rho", "gpus_held", "submitted"});
+        std::cout << "\nJobs:\n";
+        print_table(doc["jobs"], {"job", "state", "reason", "attempt", "placement", "exit_code", "hparams"});
+        std::cout << "\nEvents:\n";
+        print_table(doc["events"], {"time", "kind", "job", "host", "round", "message"});
+      }
+    }
+    return kOk;
+  } catch (const Failure& f) {
+    std::cerr << "themisctl: " << f.message << "\n";
+    return f.code;
+  } catch (const std::exception& e) {
+    std::cerr << "themisctl: " << e.what() << "\n";
+    return kError;
+  }
+}

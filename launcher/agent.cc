@@ -1,0 +1,304 @@
+#include "launcher/agent.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bidder/bid_generator.h"
+#include "launcher/gpu_assignment.h"
+
+namespace themis::launcher {
+
+std::string_view to_string(JobState state) {
+  switch (state) {
+    case JobState::kWaiting: return "waiting";
+    case JobState::kStarting: return "starting";
+    case JobState::kRunning: return "running";
+    case JobState::kStopping: return "stopping";
+    case JobState::kIdle: return "idle";
+    case JobState::kFailed: return "failed";
+  }
+  return "?";
+}
+
+Agent::Agent(const Cluster& cluster, const AgentConfig& config, Seconds start, int active_apps)
+    : cluster_(cluster),
+      config_(config),
+      start_(start),
+      contention_(start, std::max(1, active_apps)),
+      last_contention_time_(start),
+      scheduler_(config.scheduler),
+      timing_(config.default_serial_iter_time, config.slowdown_priors),
+      jobs_(static_cast<std::size_t>(config.scheduler.jobs)) {
+  if (config.gpus_per_job < 1) {
+    throw std::invalid_argument("agent: gpus_per_job must be >= 1, got " + std::to_string(config.gpus_per_job));
+  }
+  if (config.max_concurrent_jobs < 0) {
+    throw std::invalid_argument("agent: max_concurrent_jobs must be >= 0, got " +
+                                std::to_string(config.max_concurrent_jobs));
+  }
+  if (!(config.lease_seconds > 0)) throw std::invalid_argument("agent: lease_seconds must be > 0");
+}
+
+const Agent::Job& Agent::job_at(int job) const {
+  if (job < 0 || job >= job_count()) {
+    throw std::invalid_argument("agent: job " + std::to_string(job) + " out of range 0.." + std::to_string(job_count() - 1));
+  }
+  return jobs_[static_cast<std::size_t>(job)];
+}
+
+Agent::Job& Agent::job_ref(int job) {
+  job_at(job);
+  return jobs_[static_cast<std::size_t>(job)];
+}
+
+bool Agent::uses_gpus(JobState state) const {
+  return state == JobState::kStarting || state == JobState::kRunning || state == JobState::kStopping;
+}
+
+void Agent::set_held_gpus(std::vector<GpuIndex> held) {
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  for (GpuIndex g : held) {
+    if (g < 0 || g >= cluster_.size()) throw std::invalid_argument("agent: held GPU " + std::to_string(g) + " is outside the cluster");
+  }
+  held_ = std::move(held);
+  for (auto& job : jobs_) job.blocked = false;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    auto& job = jobs_[j];
+    if (job.state != JobState::kStarting && job.state != JobState::kRunning) continue;
+    const bool all_held = std::all_of(job.gpus.begin(), job.gpus.end(),
+                                      [&](GpuIndex g) { return std::binary_search(held_.begin(), held_.end(), g); });
+    if (all_held) continue;
+    job.state = JobState::kStopping;
+    stops_.push_back({static_cast<int>(j), job.attempt, "lease lost"});
+  }
+}
+
+void Agent::restore_attempt(int job, int attempt) {
+  auto& j = job_ref(job);
+  if (j.state == JobState::kWaiting && attempt > j.attempt) j.attempt = attempt;
+}
+
+void Agent::on_launch_refused(int job, int attempt) {
+  auto& j = job_ref(job);
+  if (attempt != j.attempt || (j.state != JobState::kStarting && j.state != JobState::kStopping)) return;
+  j.state = JobState::kWaiting;  // it never ran, so even a stop asked meanwhile leaves nothing to wait for
+  j.gpus.clear();
+  j.blocked = true;
+}
+
+void Agent::set_active_apps(int active_apps, Seconds now) {
+  now = std::max(now, last_contention_time_);
+  contention_.observe(now, std::max(1, active_apps));
+  last_contention_time_ = now;
+}
+
+void Agent::on_worker_start(int job, int attempt, std::int64_t resumed_from) {
+  auto& j = job_ref(job);
+  if (attempt != j.attempt) return;
+  if (j.state == JobState::kStarting) j.state = JobState::kRunning;
+  j.first_timed_iteration = std::max<std::int64_t>(0, resumed_from) + config_.warmup_iterations + 1;
+}
+
+void Agent::on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
+                         std::optional<double> loss) {
+  auto& j = job_ref(job);
+  if (attempt != j.attempt || rank != 0) return;
+  if (j.state == JobState::kStarting) j.state = JobState::kRunning;
+  if (iteration >= j.first_timed_iteration && seconds > 0 && std::isfinite(seconds) && !j.gpus.empty()) {
+    timing_.observe(job, static_cast<int>(j.gpus.size()), cluster_.locality(j.gpus), seconds);
+  }
+  if (scheduler_.status(job) == JobStatus::kActive) {
+    // The target is reached only when the worker exits "completed" (it saves a checkpoint first).
+    scheduler_.report(job, std::min(static_cast<double>(iteration), scheduler_.target(job) - 0.5), loss);
+  }
+}
+
+void Agent::on_exit(int job, int attempt, ExitKind kind, std::int64_t iteration, Seconds now) {
+  auto& j = job_ref(job);
+  if (attempt != j.attempt || !uses_gpus(j.state)) return;
+  j.gpus.clear();
+  switch (kind) {
+    case ExitKind::kCompleted:
+      j.state = JobState::kIdle;
+      scheduler_.report(job, std::max(static_cast<double>(iteration), scheduler_.target(job)), std::nullopt);
+      after_scheduler_change();
+      break;
+    case ExitKind::kPreempted:
+      j.state = JobState::kWaiting;
+      ++j.preemptions;
+      if (iteration > 0) scheduler_.report(job, std::min(static_cast<double>(iteration), scheduler_.target(job) - 0.5), std::nullopt);
+      break;
+    case ExitKind::kFailed:
+      ++j.failures;
+      j.state = j.failures > config_.max_restarts ? JobState::kFailed : JobState::kWaiting;
+      break;
+  }
+  if ((finished() || failed()) && !finished_at_) finished_at_ = now;
+}
+
+void Agent::after_scheduler_change() {
+  scheduler_.advance_if_phase_done();
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    auto& job = jobs_[j];
+    if (job.state == JobState::kIdle && scheduler_.status(static_cast<int>(j)) == JobStatus::kActive) {
+      job.state = JobState::kWaiting;  // a survivor: resumes from its checkpoint with the next target
+    }
+  }
+}
+
+std::vector<GpuIndex> Agent::free_gpus() const {
+  std::vector<GpuIndex> used;
+  for (const auto& job : jobs_) {
+    if (uses_gpus(job.state)) used.insert(used.end(), job.gpus.begin(), job.gpus.end());
+  }
+  std::sort(used.begin(), used.end());
+  std::vector<GpuIndex> free;
+  std::set_difference(held_.begin(), held_.end(), used.begin(), used.end(), std::back_inserter(free));
+  return free;
+}
+
+std::vector<LaunchCommand> Agent::take_launches() {
+  std::vector<LaunchCommand> launches;
+  if (failed()) return launches;
+  int running = 0;
+  for (const auto& job : jobs_) running += uses_gpus(job.state) ? 1 : 0;
+  std::vector<int> waiting;
+  for (int job : scheduler_.runnable_jobs()) {
+    const auto& j = jobs_[static_cast<std::size_t>(job)];
+    if (j.state == JobState::kWaiting && !j.blocked) waiting.push_back(job);
+  }
+  // Jobs with the most progress first: a preempted job resumes before a fresh one starts.
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [&](int a, int b) { return scheduler_.iterations_done(a) > scheduler_.iterations_done(b); });
+  if (config_.max_concurrent_jobs > 0) {
+    const int slots = std::max(0, config_.max_concurrent_jobs - running);
+    if (static_cast<int>(waiting.size()) > slots) waiting.resize(static_cast<std::size_t>(slots));
+  }
+  const auto free = free_gpus();
+  for (auto& gang : assign_gangs(cluster_, free, waiting, config_.gpus_per_job)) {
+    auto& job = jobs_[static_cast<std::size_t>(gang.job)];
+    job.state = JobState::kStarting;
+    ++job.attempt;
+    job.gpus = gang.gpus;
+    job.first_timed_iteration = std::numeric_limits<std::int64_t>::max();  // until its start event
+    launches.push_back({gang.job, job.attempt, gang.gpus, static_cast<std::int64_t>(std::llround(scheduler_.target(gang.job)))});
+  }
+  return launches;
+}
+
+std::vector<StopCommand> Agent::take_stops() {
+  std::vector<StopCommand> out;
+  out.swap(stops_);
+  return out;
+}
+
+AppContext Agent::context(Seconds now) const {
+  return {.elapsed = std::max(0.0, now - start_),
+          .n_avg = contention_.average(std::max(now, last_contention_time_)),
+          .cluster_gpus = cluster_.size(),
+          .gpus_per_job = config_.gpus_per_job,
+          .max_concurrent_jobs = config_.max_concurrent_jobs};
+}
+
+int Agent::extra_demand() const {
+  if (finished() || failed()) return 0;
+  int runnable = 0;
+  for (int job : scheduler_.runnable_jobs()) {
+    const auto state = jobs_[static_cast<std::size_t>(job)].state;
+    if (state == JobState::kWaiting || state == JobState::kStarting || state == JobState::kRunning) ++runnable;
+  }
+  if (config_.max_concurrent_jobs > 0) runnable = std::min(runnable, config_.max_concurrent_jobs);
+  const auto ctx = context(start_);
+  const int usable_held = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
+  return std::max(0, runnable * config_.gpus_per_job - usable_held);
+}
+
+double Agent::rho_no_new(Seconds now) const {
+  auto ctx = context(now);
+  ctx.elapsed += config_.lease_seconds;
+  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
+  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(held_));
+  return estimate_rho(scheduler_, timing_, ctx, config_.gpus_per_job, Locality::kSameMachine);
+}
+
+double Agent::current_rho(Seconds now) const {
+  if (finished_at_) {
+    auto ctx = context(*finished_at_);
+    return ctx.elapsed / independent_finish_time(scheduler_, timing_, ctx);
+  }
+  const auto ctx = context(now);
+  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
+  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(held_));
+  return rho_no_new(now);
+}
+
+Bid Agent::bid(const Offer& offer, Seconds now) const {
+  Bid bid{config_.app, rho_no_new(now), {}};
+  const int demand = extra_demand();
+  if (demand == 0) return bid;
+  std::vector<GpuIndex> offered;
+  for (GpuIndex g : offer.gpus) {
+    if (!std::binary_search(held_.begin(), held_.end(), g)) offered.push_back(g);
+  }
+  std::sort(offered.begin(), offered.end());
+  if (offered.empty()) return bid;
+  const auto ctx = context(now);
+  const int held = static_cast<int>(held_.size());
+  const int usable_held = usable_gpus(ctx, scheduler_, held);
+  constexpr double kUnusable = 1e12;  // rows it cannot use; filtered out below
+  auto valuation = [&](int total, Locality where) {
+    const int usable = usable_gpus(ctx, scheduler_, total);
+    if (usable <= usable_held) return kUnusable;
+    const double rho = estimate_rho(scheduler_, timing_, ctx, usable, where);
+    return std::isfinite(rho) && rho > 0 ? std::min(rho, kUnusable) : kUnusable;
+  };
+  Offer mine{offer.round, offered};
+  const auto generated = bidder::generate_bid(cluster_, mine,
+                                              {.app = config_.app, .held = held_, .remaining_demand = demand,
+                                               .rho_no_new = bid.rho_no_new},
+                                              valuation);
+  for (const auto& row : generated.rows) {
+    const int total = held + static_cast<int>(row.gpus.size());
+    if (total % config_.gpus_per_job != 0 || row.rho >= kUnusable) continue;
+    bid.rows.push_back(row);
+  }
+  return bid;
+}
+
+bool Agent::finished() const { return scheduler_.finished(); }
+
+bool Agent::failed() const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.state == JobState::kFailed; });
+}
+
+JobView Agent::job(int index) const {
+  const auto& j = job_at(index);
+  return {.job = index,
+          .state = j.state,
+          .status = scheduler_.status(index),
+          .attempt = j.attempt,
+          .gpus = j.gpus,
+          .iterations_done = scheduler_.iterations_done(index),
+          .target = scheduler_.target(index),
+          .loss = scheduler_.latest_loss(index),
+          .preemptions = j.preemptions,
+          .failures = j.failures,
+          .serial_iter_time = timing_.serial_iter_time(index)};
+}
+
+std::optional<double> Agent::best_loss() const {
+  std::optional<double> best;
+  bool any_finished = false;
+  for (int j = 0; j < job_count(); ++j) any_finished |= scheduler_.status(j) == JobStatus::kFinished;
+  for (int j = 0; j < job_count(); ++j) {
+    if (any_finished && scheduler_.status(j) != JobStatus::kFinished) continue;
+    const auto loss = scheduler_.latest_loss(j);
+    if (loss && (!best || *loss < *best)) best = loss;
+  }
+  return best;
+}
+
+}  // namespace themis::launcher

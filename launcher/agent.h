@@ -1,0 +1,160 @@
+#pragma once
+// The Themis Agent of one app, without I/O (the daemon in launcher_daemon.h feeds it and carries out
+// its commands). It owns the app's hyper-parameter scheduler, its live timing model and the lifecycle
+// of every job:
+//
+//   kWaiting ──assign GPUs──▶ kStarting ──first report──▶ kRunning ──exit "completed"──▶ kIdle
+//      ▲                          │                          │
+//      │                          └────── lease lost or moved: Stop ──▶ kStopping
+//      └──────────── exit "preempted" (checkpoint saved) or a failure below max_restarts ◀┘
+//
+// A lost or moved lease stops the affected job (the coordinator's Stop: SIGTERM, the worker saves a
+// checkpoint and exits "preempted"); the job waits, and its next launch, on whatever GPUs the app holds
+// then, is attempt + 1 and resumes from that checkpoint. Exits of an older attempt are ignored.
+// A job whose phase target is reached becomes kIdle; when its phase ends, successive halving makes the
+// survivors kWaiting again with the next target (they resume from their checkpoint) and stops the rest.
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bidder/contention.h"
+#include "core/bid.h"
+#include "core/ids.h"
+#include "core/topology.h"
+#include "launcher/hyperparameter_scheduler.h"
+#include "launcher/rho_estimate.h"
+#include "launcher/timing_model.h"
+
+namespace themis::launcher {
+
+enum class JobState { kWaiting, kStarting, kRunning, kStopping, kIdle, kFailed };
+std::string_view to_string(JobState state);
+
+enum class ExitKind {
+  kCompleted,  // reached its target and saved a checkpoint
+  kPreempted,  // stopped on request with a checkpoint saved
+  kFailed,     // anything else (crash, kill, communication failure, preempted without a save)
+};
+
+struct AgentConfig {
+  AppId app = 0;
+  SchedulerSpec scheduler;
+  int gpus_per_job = 1;
+  int max_concurrent_jobs = 0;     // 0: no cap
+  int max_restarts = 3;            // failures per job before the job (and so the app) fails
+  Seconds lease_seconds = 60;      // one lease, for the "no new GPUs" ρ
+  Seconds default_serial_iter_time = 1.0;
+  bidder::SlowdownPriors slowdown_priors{};
+  int warmup_iterations = 1;       // iterations after each start left out of the timings
+};
+
+struct LaunchCommand {
+  int job = 0;
+  int attempt = 0;                 // 1 for the first launch
+  std::vector<GpuIndex> gpus;      // sorted; rank r runs on gpus[r]
+  std::int64_t iterations = 0;     // train to this cumulative iteration
+};
+
+struct StopCommand {
+  int job = 0;
+  int attempt = 0;
+  std::string reason;
+};
+
+struct JobView {
+  int job = 0;
+  JobState state = JobState::kWaiting;
+  JobStatus status = JobStatus::kActive;
+  int attempt = 0;
+  std::vector<GpuIndex> gpus;
+  double iterations_done = 0;
+  double target = 0;
+  std::optional<double> loss;
+  int preemptions = 0;
+  int failures = 0;
+  Seconds serial_iter_time = 0;
+};
+
+class Agent {
+ public:
+  // `cluster` must outlive the agent. `start` is the app's submission time (elapsed counts from it),
+  // `active_apps` the number of active apps then (itself included). Throws std::invalid_argument.
+  Agent(const Cluster& cluster, const AgentConfig& config, Seconds start, int active_apps);
+
+  // ---- inputs
+  // Every GPU the app holds from now on (its active leases). Running jobs on a GPU no longer held stop.
+  void set_held_gpus(std::vector<GpuIndex> held);
+  void set_active_apps(int active_apps, Seconds now);
+  // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
+  void on_worker_start(int job, int attempt, std::int64_t resumed_from);
+  // One completed iteration reported by `rank` (only rank 0's count).
+  void on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
+                    std::optional<double> loss);
+  // The job's attempt ended (all ranks gone, or rank 0's exit event).
+  void on_exit(int job, int attempt, ExitKind kind, std::int64_t iteration, Seconds now);
+
+  // A restarted launcher continues the attempt numbering the coordinator has (the next launch is
+  // attempt + 1). Only for a waiting job.
+  void restore_attempt(int job, int attempt);
+
+  // The coordinator refused to launch (job, attempt) (e.g. a GPU not leased any more): it waits again,
+  // and is not retried before the next set_held_gpus().
+  void on_launch_refused(int job, int attempt);
+
+  // ---- decisions
+  // Puts waiting runnable jobs on free held GPUs; returns what to launch and stop since the last call.
+  std::vector<LaunchCommand> take_launches();
+  std::vector<StopCommand> take_stops();
+  // The bid for an offer: rows over whole gangs only; rho_no_new per architecture.md §3.
+  Bid bid(const Offer& offer, Seconds now) const;
+  // ρ now: with what the app holds if it can run on it, else the "no new GPUs" value; at the end, the
+  // achieved ρ (finish − start) / T_id.
+  double current_rho(Seconds now) const;
+  double rho_no_new(Seconds now) const;
+  // GPUs it could still use on top of the usable ones it holds.
+  int extra_demand() const;
+
+  // ---- state
+  bool finished() const;
+  bool failed() const;
+  std::optional<Seconds> finished_at() const { return finished_at_; }
+  const std::vector<GpuIndex>& held_gpus() const { return held_; }
+  std::vector<GpuIndex> free_gpus() const;
+  JobView job(int job) const;
+  int job_count() const { return static_cast<int>(jobs_.size()); }
+  const HyperparameterScheduler& scheduler() const { return scheduler_; }
+  const TimingModel& timing() const { return timing_; }
+  AppContext context(Seconds now) const;
+  // Best loss over the jobs that finished (or over all when none did yet).
+  std::optional<double> best_loss() const;
+
+ private:
+  struct Job {
+    JobState state = JobState::kWaiting;
+    int attempt = 0;
+    std::vector<GpuIndex> gpus;
+    std::int64_t first_timed_iteration = 0;
+    int preemptions = 0;
+    int failures = 0;
+    bool blocked = false;  // a launch was refused: wait for the next set of leases before retrying
+  };
+  Job& job_ref(int job);
+  const Job& job_at(int job) const;
+  bool uses_gpus(JobState state) const;
+  void after_scheduler_change();
+
+  const Cluster& cluster_;
+  AgentConfig config_;
+  Seconds start_;
+  bidder::ContentionAverage contention_;
+  Seconds last_contention_time_;
+  HyperparameterScheduler scheduler_;
+  TimingModel timing_;
+  std::vector<Job> jobs_;
+  std::vector<GpuIndex> held_;
+  std::vector<StopCommand> stops_;
+  std::optional<Seconds> finished_at_;
+};
+
+}  // namespace themis::launcher

@@ -1,0 +1,215 @@
+#include "launcher/app_session.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "launcher/launch_spec.h"
+#include "worker/report_format.h"
+
+namespace themis::launcher {
+namespace {
+
+template <typename T>
+bool parse_number(std::string_view text, T& out) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<JobName> parse_job_name(std::string_view name) {
+  const auto underscore = name.find('_');
+  const auto at = name.find('@');
+  if (underscore == std::string_view::npos || at == std::string_view::npos || at < underscore) return std::nullopt;
+  JobName out;
+  if (!parse_number(name.substr(0, underscore), out.app) ||
+      !parse_number(name.substr(underscore + 1, at - underscore - 1), out.job) ||
+      !parse_number(name.substr(at + 1), out.attempt)) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+AppSession::AppSession(const Cluster& cluster, const AgentConfig& config,
+                       std::vector<std::map<std::string, std::string>> hparams, std::string report_endpoint,
+                       Seconds start, int active_apps)
+    : config_(config),
+      agent_(cluster, config, start, active_apps),
+      hparams_(std::move(hparams)),
+      report_endpoint_(std::move(report_endpoint)) {
+  hparams_.resize(static_cast<std::size_t>(config.scheduler.jobs));
+  stopped_early_told_.assign(hparams_.size(), false);
+}
+
+void AppSession::on_launch_refused(int job, int attempt, const std::string& why) {
+  attempts_.erase({job, attempt});
+  agent_.on_launch_refused(job, attempt);
+  notes_.push_back("job " + std::to_string(job) + " attempt " + std::to_string(attempt) + " refused: " + why);
+}
+
+std::vector<std::string> AppSession::take_notes() {
+  std::vector<std::string> out;
+  out.swap(notes_);
+  return out;
+}
+
+std::vector<int> AppSession::take_stopped_early() {
+  std::vector<int> out;
+  for (int j = 0; j < agent_.job_count(); ++j) {
+    if (agent_.scheduler().status(j) == JobStatus::kStoppedEarly && !stopped_early_told_[static_cast<std::size_t>(j)]) {
+      stopped_early_told_[static_cast<std::size_t>(j)] = true;
+      out.push_back(j);
+    }
+  }
+  return out;
+}
+
+std::string AppSession::job_name(int job, int attempt) const {
+  return std::to_string(config_.app) + "_" + std::to_string(job) + "@" + std::to_string(attempt);
+}
+
+Bid AppSession::on_offer(const Offer& offer, int active_apps, Seconds now) {
+  agent_.set_active_apps(active_apps, now);
+  return agent_.bid(offer, now);
+}
+
+void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/) { agent_.set_held_gpus(std::move(held)); }
+
+void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, Seconds now) {
+  const auto it = attempts_.find({job, attempt});
+  if (it == attempts_.end()) return;
+  auto& a = it->second;
+  ++a.ranks_exited;
+  a.all_zero = a.all_zero && exit_code == 0 && signal == 0;
+  if (a.ranks_exited >= a.world_size) finish_attempt(job, attempt, now);
+}
+
+void AppSession::finish_attempt(int job, int attempt, Seconds now) {
+  const auto it = attempts_.find({job, attempt});
+  if (it == attempts_.end()) return;
+  const Attempt a = it->second;
+  attempts_.erase(it);
+  ExitKind kind = ExitKind::kFailed;
+  if (a.rank0_status) {
+    if (*a.rank0_status == "completed") kind = ExitKind::kCompleted;
+    else if (*a.rank0_status == "preempted") kind = ExitKind::kPreempted;
+  } else if (a.all_zero) {
+    kind = a.stop_requested ? ExitKind::kPreempted : ExitKind::kCompleted;
+  }
+  // A rank that died does not make a completed or checkpointed exit a failure if rank 0 said so and
+  // every rank exited 0; a non-zero exit with a "completed" status is still a failure.
+  if (!a.all_zero && kind != ExitKind::kFailed) kind = ExitKind::kFailed;
+  const int phase_before = agent_.scheduler().phase();
+  agent_.on_exit(job, attempt, kind, a.last_iteration, now);
+  const char* what = kind == ExitKind::kCompleted ? "completed" : kind == ExitKind::kPreempted ? "preempted (checkpointed)" : "failed";
+  notes_.push_back("job " + std::to_string(job) + " attempt " + std::to_string(attempt) + " " + what + " at iteration " +
+                   std::to_string(a.last_iteration));
+  if (agent_.scheduler().phase() != phase_before) {
+    std::string kept;
+    for (int j : agent_.scheduler().current_jobs()) kept += (kept.empty() ? "" : ", ") + std::to_string(j);
+    notes_.push_back("phase " + std::to_string(phase_before + 1) + " done: jobs " + kept + " go on (lowest loss)");
+  }
+}
+
+void AppSession::on_report_line(std::string_view line, Seconds /*now*/) {
+  worker::Report report;
+  try {
+    report = worker::parse_report_line(line);
+  } catch (const std::invalid_argument&) {
+    ++dropped_reports_;
+    return;
+  }
+  const auto name = parse_job_name(report.job);
+  if (!name || name->app != config_.app || name->job < 0 || name->job >= agent_.job_count()) {
+    ++dropped_reports_;
+    return;
+  }
+  const auto it = attempts_.find({name->job, name->attempt});
+  if (report.iteration) {
+    const auto& r = *report.iteration;
+    std::optional<double> loss;
+    if (std::isfinite(r.loss)) loss = r.loss;
+    agent_.on_iteration(name->job, name->attempt, report.rank, r.iteration, r.seconds, loss);
+    if (it != attempts_.end() && report.rank == 0) it->second.last_iteration = r.iteration;
+  } else if (report.event) {
+    const auto& e = *report.event;
+    if (e.event == "start" && report.rank == 0) {
+      std::int64_t resumed = -1;
+      if (const auto f = e.fields.find("resumed_from"); f != e.fields.end()) parse_number(std::string_view(f->second), resumed);
+      agent_.on_worker_start(name->job, name->attempt, resumed);
+      notes_.push_back("job " + std::to_string(name->job) + " attempt " + std::to_string(name->attempt) + " started" +
+                       (resumed >= 0 ? " (resumed from iteration " + std::to_string(resumed) + ")" : " (fresh)"));
+    } else if (e.event == "exit" && report.rank == 0 && it != attempts_.end()) {
+      const auto status = e.fields.find("status");
+      it->second.rank0_status = status == e.fields.end() ? "unknown" : status->second;
+      it->second.last_iteration = std::max(it->second.last_iteration, e.iteration);
+    }
+  }
+}
+
+std::vector<JobLaunch> AppSession::take_launches() {
+  std::vector<JobLaunch> out;
+  for (auto& launch : agent_.take_launches()) {
+    Attempt a;
+    a.world_size = static_cast<int>(launch.gpus.size());
+    attempts_[{launch.job, launch.attempt}] = a;
+    JobLaunch j{launch.job, launch.attempt, launch.gpus, {}};
+    j.env["THEMIS_HPARAMS"] = hparams_json(hparams_[static_cast<std::size_t>(launch.job)], launch.iterations);
+    j.env["THEMIS_JOB_ID"] = job_name(launch.job, launch.attempt);
+    if (!report_endpoint_.empty()) j.env["THEMIS_REPORT_ENDPOINT"] = report_endpoint_;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<StopCommand> AppSession::take_stops() {
+  auto stops = agent_.take_stops();
+  for (const auto& stop : stops) {
+    if (const auto it = attempts_.find({stop.job, stop.attempt}); it != attempts_.end()) it->second.stop_requested = true;
+  }
+  return stops;
+}
+
+AppStatus AppSession::status(Seconds now) const {
+  AppStatus s;
+  s.rho = agent_.current_rho(now);
+  s.finished = agent_.finished();
+  s.failed = agent_.failed();
+  s.best_loss = agent_.best_loss();
+  s.demand = agent_.extra_demand();
+  const auto& scheduler = agent_.scheduler();
+  // Iterations the scheduler runs in all: Σ_i J_i · I_i (phase i runs J_i jobs for I_i more iterations).
+  double planned = 0, done = 0;
+  for (int phase = 0; phase < scheduler.phases(); ++phase) {
+    const int jobs = scheduler.spec().kind == SchedulerKind::kSuccessiveHalving ? std::max(1, scheduler.spec().jobs >> phase)
+                                                                                 : scheduler.spec().jobs;
+    planned += jobs * scheduler.spec().phase_iterations[static_cast<std::size_t>(phase)];
+  }
+  for (int j = 0; j < agent_.job_count(); ++j) {
+    const auto view = agent_.job(j);
+    done += std::min(view.iterations_done, view.target);
+  }
+  s.progress = planned > 0 ? std::clamp(done / planned, 0.0, 1.0) : 0;
+  if (s.finished) s.progress = 1;
+  int running = 0, waiting = 0, stopped = 0, finished = 0;
+  for (int j = 0; j < agent_.job_count(); ++j) {
+    const auto view = agent_.job(j);
+    if (view.status == JobStatus::kStoppedEarly) ++stopped;
+    else if (view.status == JobStatus::kFinished) ++finished;
+    else if (view.state == JobState::kStarting || view.state == JobState::kRunning || view.state == JobState::kStopping) ++running;
+    else if (view.state == JobState::kWaiting) ++waiting;
+  }
+  std::ostringstream out;
+  if (scheduler.spec().kind == SchedulerKind::kSuccessiveHalving) {
+    out << "phase " << scheduler.phase() + 1 << "/" << scheduler.phases() << ", ";
+  }
+  out << running << " running, " << waiting << " waiting, " << finished << " finished";
+  if (stopped) out << ", " << stopped << " stopped early";
+  s.summary = out.str();
+  return s;
+}
+
+}  // namespace themis::launcher

@@ -1,0 +1,93 @@
+#pragma once
+// One app's launcher session without sockets: the Agent plus what the wire needs around it. The
+// daemon (launcher/daemon.h) feeds it what the coordinator and the workers say and sends what it returns.
+//
+// Worker reports (worker/report_format.h) name their job "<app>_<job>@<attempt>": the launcher sets
+// THEMIS_JOB_ID so, and a report of an older attempt can never be taken for the current one.
+// An attempt ends when every rank has exited (the coordinator relays each rank's exit). Its outcome:
+// rank 0's "exit" event status when it arrived ("completed", "preempted"; anything else is a failure),
+// else the exit codes: all 0 is "completed", or "preempted" if the launcher had asked it to stop.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "launcher/agent.h"
+
+namespace themis::launcher {
+
+struct JobLaunch {
+  int job = 0;
+  int attempt = 0;
+  std::vector<GpuIndex> gpus;                  // rank r on gpus[r]
+  std::map<std::string, std::string> env;      // THEMIS_HPARAMS, THEMIS_JOB_ID, THEMIS_REPORT_ENDPOINT
+};
+
+struct AppStatus {
+  double rho = 0;
+  double progress = 0;          // 0..1: iterations done over iterations the scheduler will run
+  bool finished = false;
+  bool failed = false;
+  std::optional<double> best_loss;
+  int demand = 0;               // more GPUs it could use now (whole gangs of runnable jobs)
+  std::string summary;          // one line, e.g. "phase 2/3, 2 running, 1 waiting, 1 stopped early"
+};
+
+class AppSession {
+ public:
+  // `hparams[j]`: job j's hyper-parameters as the spec wrote them.
+  AppSession(const Cluster& cluster, const AgentConfig& config, std::vector<std::map<std::string, std::string>> hparams,
+             std::string report_endpoint, Seconds start, int active_apps);
+
+  Bid on_offer(const Offer& offer, int active_apps, Seconds now);
+  void on_leases(std::vector<GpuIndex> held, Seconds now);
+  void on_rank_exit(int job, int attempt, int rank, int exit_code, int signal, Seconds now);
+  // One report line; malformed lines and reports of other apps are counted and dropped.
+  void on_report_line(std::string_view line, Seconds now);
+
+  void restore_attempt(int job, int attempt) { agent_.restore_attempt(job, attempt); }
+  void on_launch_refused(int job, int attempt, const std::string& why);
+  // Jobs successive halving dropped since the last call (the coordinator marks them done, never run).
+  std::vector<int> take_stopped_early();
+
+  std::vector<JobLaunch> take_launches();
+  std::vector<StopCommand> take_stops();
+  AppStatus status(Seconds now) const;
+  // Lines worth a log entry since the last call (starts, resumes, exits, phase ends).
+  std::vector<std::string> take_notes();
+
+  const Agent& agent() const { return agent_; }
+  std::string job_name(int job, int attempt) const;
+  int dropped_reports() const { return dropped_reports_; }
+
+ private:
+  struct Attempt {
+    int world_size = 0;
+    int ranks_exited = 0;
+    bool all_zero = true;
+    bool stop_requested = false;
+    std::optional<std::string> rank0_status;
+    std::int64_t last_iteration = 0;
+  };
+  void finish_attempt(int job, int attempt, Seconds now);
+
+  AgentConfig config_;
+  Agent agent_;
+  std::vector<std::map<std::string, std::string>> hparams_;
+  std::string report_endpoint_;
+  std::map<std::pair<int, int>, Attempt> attempts_;  // (job, attempt)
+  int dropped_reports_ = 0;
+  std::vector<bool> stopped_early_told_;
+  std::vector<std::string> notes_;
+};
+
+// "42_3@2" -> {42, 3, 2}; nullopt for anything else.
+struct JobName {
+  AppId app = 0;
+  int job = 0;
+  int attempt = 0;
+};
+std::optional<JobName> parse_job_name(std::string_view name);
+
+}  // namespace themis::launcher

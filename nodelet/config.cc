@@ -1,0 +1,109 @@
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <toml++/toml.h>
+
+#include "coordinator/app_spec.h"
+#include "nodelet/nodelet.h"
+
+namespace themis::nodelet {
+
+namespace {
+std::string at(const std::string& path, const toml::node& n) {
+  return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column) + ": ";
+}
+}  // namespace
+
+NodeletConfig load_nodelet_config(const std::string& path) {
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+  }
+  NodeletConfig c;
+  char hostname[256] = {};
+  ::gethostname(hostname, sizeof(hostname) - 1);
+  c.host = hostname;
+  if (const auto* cluster = root["cluster"].as_table()) {
+    if (auto v = (*cluster)["coordinator"].value<std::string>()) c.coordinator = *v;
+    if (auto v = (*cluster)["coordinator_key"].value<std::string>()) c.coordinator_key = *v;
+  }
+  bool secret_given = false;
+  if (const auto* table = root["nodelet"].as_table()) {
+    for (const auto& [key, node] : *table) {
+      const std::string k(key.str());
+      const std::string field = "nodelet." + k;
+      auto str = [&]() {
+        if (!node.is_string()) throw std::invalid_argument(at(path, node) + field + ": must be a string");
+        return *node.value<std::string>();
+      };
+      if (k == "host") c.host = str();
+      else if (k == "rack") c.rack = str();
+      else if (k == "address") c.address = str();
+      else if (k == "work_dir") c.work_dir = str();
+      else if (k == "secret_key") {
+        c.secret_key = str();
+        secret_given = true;
+      } else if (k == "insecure") {
+        if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
+        c.insecure = *node.value<bool>();
+      } else if (k == "grace_period") {
+        try {
+          c.grace_period_ms = coordinator::parse_duration_ms(str());
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(at(path, node) + field + ": " + e.what());
+        }
+      } else if (k == "gpus") {
+        if (node.is_string() && *node.value<std::string>() == "auto") continue;
+        throw std::invalid_argument(at(path, node) + field + ": only \"auto\" is accepted; declare GPUs with nodelet.slots");
+      } else if (k == "slots") {
+        if (!node.is_array()) throw std::invalid_argument(at(path, node) + field + ": must be an array of arrays of GPU indices");
+        for (const auto& slot : *node.as_array()) {
+          if (!slot.is_array() || slot.as_array()->empty()) {
+            throw std::invalid_argument(at(path, slot) + field + ": each slot must be a non-empty array of GPU indices");
+          }
+          std::vector<int> gpus;
+          for (const auto& g : *slot.as_array()) {
+            const auto v = g.value<std::int64_t>();
+            if (!g.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, g) + field + ": GPU index must be a non-negative integer");
+            gpus.push_back(static_cast<int>(*v));
+          }
+          c.slots.push_back(gpus);
+        }
+      } else if (k == "http_listen" || k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
+                 k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
+        // Documented in ux.md; not used by this version.
+      } else {
+        throw std::invalid_argument(at(path, node) + field + ": unknown key");
+      }
+    }
+  }
+  if (c.address.empty()) c.address = c.host;
+  if (!secret_given) {
+    if (const char* creds = std::getenv("CREDENTIALS_DIRECTORY")) c.secret_key = std::string(creds) + "/curve.key_secret";
+    else c.secret_key = "/etc/themis/keys/" + c.host + ".key_secret";
+  }
+  if (c.slots.empty()) c.slots = discover_gpus();
+  if (c.slots.empty()) throw std::invalid_argument(path + ": nodelet.slots: no GPUs declared and nvidia-smi found none");
+  return c;
+}
+
+std::vector<std::vector<int>> discover_gpus() {
+  std::vector<std::vector<int>> slots;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen("nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null", "r"), ::pclose);
+  if (!pipe) return slots;
+  std::array<char, 64> line{};
+  while (std::fgets(line.data(), line.size(), pipe.get())) {
+    try {
+      slots.push_back({std::stoi(line.data())});
+    } catch (const std::exception&) {
+    }
+  }
+  return slots;
+}
+
+}  // namespace themis::nodelet

@@ -1,0 +1,48 @@
+// themis-nodelet: one per GPU host.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <iostream>
+
+#include "nodelet/nodelet.h"
+
+namespace {
+themis::nodelet::Nodelet* g_nodelet = nullptr;
+extern "C" void on_signal(int) {
+  if (g_nodelet) g_nodelet->request_stop();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App cli{"themis-nodelet: runs workers on this GPU host for the themis coordinator"};
+  std::string config_path = "/etc/themis/themis.toml";
+  bool check_config = false;
+  bool insecure = false;
+  cli.add_option("-c,--config", config_path, "themis.toml");
+  cli.add_flag("--check-config", check_config, "validate the config and exit (0 or 78)");
+  cli.add_flag("--insecure", insecure, "no CURVE: loopback only, for local demos and tests");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    auto config = themis::nodelet::load_nodelet_config(config_path);
+    if (insecure) config.insecure = true;
+    if (check_config) {
+      std::cout << "config ok: host " << config.host << ", " << config.slots.size() << " slots\n";
+      return 0;
+    }
+    themis::nodelet::Nodelet nodelet(config);
+    g_nodelet = &nodelet;
+    std::signal(SIGTERM, on_signal);
+    std::signal(SIGINT, on_signal);
+    nodelet.run();
+    g_nodelet = nullptr;
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 78;
+  }
+  return 0;
+}

@@ -1,0 +1,339 @@
+#include "nodelet/nodelet.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include "net/sd_notify.h"
+#include "net/socket_security.h"
+
+namespace themis::nodelet {
+
+namespace {
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string log_tail(const std::string& path, std::size_t lines = 20) {
+  std::ifstream in(path);
+  std::deque<std::string> last;
+  std::string line;
+  while (std::getline(in, line)) {
+    last.push_back(line.size() > 400 ? line.substr(0, 400) : line);
+    if (last.size() > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last) out += l + "\n";
+  return out;
+}
+}  // namespace
+
+Nodelet::Nodelet(const NodeletConfig& config)
+    : config_(config), context_(1), dealer_(context_, zmq::socket_type::dealer) {
+  if (config_.insecure) {
+    if (!net::is_loopback_endpoint(config_.coordinator)) {
+      throw std::invalid_argument("nodelet.insecure: refusing to connect to " + config_.coordinator + " without CURVE");
+    }
+    spdlog::warn("INSECURE MODE: no CURVE; the coordinator is not authenticated. Loopback only.");
+  } else {
+    const auto own = net::read_certificate(config_.secret_key);
+    if (own.secret_key.empty()) throw std::invalid_argument(config_.secret_key + ": no secret-key in certificate");
+    const auto server = net::read_certificate(config_.coordinator_key);
+    net::make_curve_client(dealer_, own, server.public_key);
+  }
+  dealer_.set(zmq::sockopt::linger, 0);
+  dealer_.connect(config_.coordinator);
+  std::filesystem::create_directories(config_.work_dir);
+}
+
+Nodelet::~Nodelet() { stop_all_and_wait(); }
+
+void Nodelet::send(net::OutMessage& message) {
+  auto frame = message.to_frame();
+  (void)dealer_.send(frame, zmq::send_flags::dontwait);
+}
+
+void Nodelet::send_register() {
+  net::OutMessage out(request_id_++);
+  auto reg = out.body().initRegister();
+  reg.setHost(config_.host);
+  reg.setRack(config_.rack);
+  reg.setAddress(config_.address);
+  reg.setNodeletVersion("0.1.0");
+  auto slots = reg.initSlots(static_cast<unsigned>(config_.slots.size()));
+  for (std::size_t s = 0; s < config_.slots.size(); ++s) {
+    auto gpus = slots[static_cast<unsigned>(s)].initGpus(static_cast<unsigned>(config_.slots[s].size()));
+    for (std::size_t g = 0; g < config_.slots[s].size(); ++g) {
+      gpus[static_cast<unsigned>(g)].setLocalIndex(static_cast<std::uint32_t>(config_.slots[s][g]));
+      gpus[static_cast<unsigned>(g)].setModel("declared");
+    }
+  }
+  auto running = reg.initRunning(static_cast<unsigned>(workers_.size()));
+  unsigned i = 0;
+  for (const auto& [key, worker] : workers_) {
+    auto w = running[i++];
+    w.setApp(std::get<0>(key));
+    w.setJob(std::get<1>(key));
+    w.setAttempt(std::get<2>(key));
+    w.setRank(std::get<3>(key));
+    w.setPid(worker.pid);
+  }
+  send(out);
+  next_register_ = now_s() + 1.0;
+}
+
+void Nodelet::send_heartbeat() {
+  net::OutMessage out(request_id_++);
+  auto hb = out.body().initHeartbeat();
+  hb.setSeq(++seq_);
+  auto running = hb.initRunning(static_cast<unsigned>(workers_.size()));
+  unsigned i = 0;
+  for (const auto& [key, worker] : workers_) {
+    auto w = running[i++];
+    w.setApp(std::get<0>(key));
+    w.setJob(std::get<1>(key));
+    w.setAttempt(std::get<2>(key));
+    w.setRank(std::get<3>(key));
+    w.setPid(worker.pid);
+  }
+  send(out);
+  next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
+}
+
+void Nodelet::run() {
+  send_register();
+  net::sd_notify("READY=1\nSTATUS=connecting to " + config_.coordinator);
+  while (!stop_) {
+    zmq::pollitem_t item{dealer_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal: the loop condition decides
+      throw;
+    }
+    while (item.revents & ZMQ_POLLIN) {
+      zmq::message_t frame;
+      if (!dealer_.recv(frame, zmq::recv_flags::dontwait)) break;
+      handle(frame);
+    }
+    reap();
+    enforce_deadlines();
+    const double now = now_s();
+    if (!registered_ && now >= next_register_) send_register();
+    if (registered_ && now >= next_heartbeat_) send_heartbeat();
+    if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
+      net::sd_notify("WATCHDOG=1");
+      last_watchdog_ = now;
+    }
+  }
+  spdlog::info("nodelet stopping: stopping {} workers", workers_.size());
+  stop_all_and_wait();
+}
+
+void Nodelet::handle(const zmq::message_t& frame) {
+  wire::ErrorCode code{};
+  std::string error;
+  auto in = net::InMessage::parse(frame, &code, &error);
+  if (!in) {
+    spdlog::warn("bad message from the coordinator: {}", error);
+    auto out = net::make_error(0, code, error);
+    send(out);
+    return;
+  }
+  using W = wire::Envelope::Body::Which;
+  try {
+    const auto body = in->envelope().getBody();
+    switch (in->which()) {
+      case W::REGISTERED:
+        registered_ = true;
+        heartbeat_interval_ms_ = body.getRegistered().getHeartbeatIntervalMs();
+        next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
+        spdlog::info("registered as {} (first GPU {}, heartbeat every {} ms)", config_.host,
+                     body.getRegistered().getFirstGpu(), heartbeat_interval_ms_);
+        break;
+      case W::HEARTBEAT_ACK:
+        heartbeat_interval_ms_ = body.getHeartbeatAck().getNextIntervalMs();
+        break;
+      case W::LAUNCH: launch(body.getLaunch()); break;
+      case W::STOP: {
+        const auto s = body.getStop();
+        stop(s.getApp(), s.getJob(), s.getAttempt(), s.getGraceMs());
+        break;
+      }
+      case W::ACK: break;
+      case W::ERROR:
+        if (body.getError().getCode() == wire::ErrorCode::NOT_REGISTERED) {
+          if (registered_) {  // else a registration is already on its way
+            spdlog::info("coordinator has no session for us: registering again");
+            registered_ = false;
+            next_register_ = 0;
+          }
+        } else {
+          spdlog::warn("coordinator error: {}", body.getError().getMessage().cStr());
+        }
+        break;
+      default: {
+        spdlog::warn("unhandled message '{}' from the coordinator", net::body_name(in->which()));
+        auto out = net::make_error(in->request_id(), wire::ErrorCode::UNKNOWN_MESSAGE,
+                                   "the nodelet does not handle '" + net::body_name(in->which()) + "'");
+        send(out);
+      }
+    }
+  } catch (const kj::Exception& e) {
+    spdlog::warn("malformed message from the coordinator: {}", e.getDescription().cStr());
+  }
+}
+
+void Nodelet::launch(wire::Launch::Reader launch) {
+  const Key key{launch.getApp(), launch.getJob(), launch.getAttempt(), launch.getRank()};
+  if (workers_.count(key)) return;  // a repeated order (coordinator restart): already running
+  if (const auto it = finished_.find(key); it != finished_.end()) {
+    report_exit(key, it->second);   // already ran: report again
+    return;
+  }
+  const std::string job_id = std::to_string(launch.getApp()) + "_" + std::to_string(launch.getJob());
+  const auto dir = std::filesystem::path(config_.work_dir) / "jobs" / std::to_string(launch.getApp()) /
+                   std::to_string(launch.getJob()) / ("attempt-" + std::to_string(launch.getAttempt()));
+  std::filesystem::create_directories(dir);
+  const std::string log_path = (dir / ("rank-" + std::to_string(launch.getRank()) + ".log")).string();
+  std::string devices;
+  for (const auto d : launch.getDevices()) devices += (devices.empty() ? "" : ",") + std::to_string(d);
+  const std::string rendezvous = launch.getRendezvous();
+  const auto colon = rendezvous.rfind(':');
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"THEMIS_RANK", std::to_string(launch.getRank())},
+      {"THEMIS_WORLD_SIZE", std::to_string(launch.getWorldSize())},
+      // The worker wants a URL (worker/env.h); the Launch order carries host:port.
+      {"THEMIS_RENDEZVOUS", rendezvous.find("://") == std::string::npos ? "tcp://" + rendezvous : rendezvous},
+      {"CUDA_VISIBLE_DEVICES", devices},
+      {"THEMIS_CHECKPOINT_DIR", launch.getCheckpointDir()},
+      {"THEMIS_APP", std::to_string(launch.getApp())},
+      {"THEMIS_JOB", job_id},
+      {"THEMIS_APP_ID", std::to_string(launch.getApp())},
+      {"THEMIS_JOB_ID", job_id},
+      {"THEMIS_JOB_INDEX", std::to_string(launch.getJob())},
+      {"THEMIS_ATTEMPT", std::to_string(launch.getAttempt())},
+      {"RANK", std::to_string(launch.getRank())},
+      {"WORLD_SIZE", std::to_string(launch.getWorldSize())},
+      {"MASTER_ADDR", rendezvous.substr(0, colon)},
+      {"MASTER_PORT", colon == std::string::npos ? "29500" : rendezvous.substr(colon + 1)},
+  };
+  for (const auto v : launch.getEnv()) env.emplace_back(v.getName(), v.getValue());
+  std::vector<std::string> argv_storage;
+  for (const auto part : launch.getCommand()) argv_storage.emplace_back(part);
+  if (argv_storage.empty()) return;
+  const std::string workdir = launch.getWorkdir();
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    report_exit(key, {127, 0, "fork failed"});
+    return;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // workers die with the nodelet
+    if (::getppid() != parent) ::_exit(127);
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    ::unsetenv("NOTIFY_SOCKET");
+    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+    if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
+      std::fprintf(stderr, "themis-nodelet: cannot chdir to %s\n", workdir.c_str());
+      ::_exit(127);
+    }
+    std::vector<char*> argv;
+    for (auto& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  workers_[key] = {pid, log_path, 0};
+  spdlog::info("started {} attempt {} rank {}/{} pid {} devices {}", job_id, launch.getAttempt(), launch.getRank(),
+               launch.getWorldSize(), pid, devices);
+}
+
+void Nodelet::stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, std::uint32_t grace_ms) {
+  for (auto& [key, worker] : workers_) {
+    if (std::get<0>(key) != app || std::get<1>(key) != job || std::get<2>(key) != attempt) continue;
+    if (worker.kill_at != 0) continue;
+    ::kill(-worker.pid, SIGTERM);
+    worker.kill_at = now_s() + static_cast<double>(grace_ms) / 1000.0;
+    spdlog::info("stopping {}_{} rank {} (grace {} ms)", app, job, std::get<3>(key), grace_ms);
+  }
+}
+
+void Nodelet::enforce_deadlines() {
+  const double now = now_s();
+  for (auto& [key, worker] : workers_) {
+    if (worker.kill_at != 0 && now >= worker.kill_at) {
+      ::kill(-worker.pid, SIGKILL);
+      worker.kill_at = now + 3600;  // sent; reap() collects it
+    }
+  }
+}
+
+void Nodelet::reap() {
+  while (true) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+      if (it->second.pid != pid) continue;
+      ::kill(-pid, SIGKILL);  // anything the rank left behind in its group
+      Exit exit;
+      exit.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      exit.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      exit.tail = log_tail(it->second.log_path);
+      const Key key = it->first;
+      workers_.erase(it);
+      finished_[key] = exit;
+      report_exit(key, exit);
+      break;
+    }
+  }
+}
+
+void Nodelet::report_exit(const Key& key, const Exit& exit) {
+  net::OutMessage out(request_id_++);
+  auto e = out.body().initExited();
+  e.setApp(std::get<0>(key));
+  e.setJob(std::get<1>(key));
+  e.setAttempt(std::get<2>(key));
+  e.setRank(std::get<3>(key));
+  e.setExitCode(exit.code);
+  e.setSignal(exit.signal);
+  e.setLogTail(exit.tail);
+  send(out);
+  spdlog::info("{}_{} attempt {} rank {} exited: code {} signal {}", std::get<0>(key), std::get<1>(key),
+               std::get<2>(key), std::get<3>(key), exit.code, exit.signal);
+}
+
+void Nodelet::stop_all_and_wait() {
+  if (workers_.empty()) return;
+  for (auto& [key, worker] : workers_) {
+    ::kill(-worker.pid, SIGTERM);
+    worker.kill_at = now_s() + static_cast<double>(config_.grace_period_ms) / 1000.0;
+  }
+  while (!workers_.empty()) {
+    reap();
+    enforce_deadlines();
+    ::usleep(20000);
+  }
+}
+
+}  // namespace themis::nodelet

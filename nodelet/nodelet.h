@@ -1,0 +1,83 @@
+#pragma once
+// themis-nodelet: registers its GPUs with the coordinator, heartbeats, and runs the coordinator's
+// Launch/Stop orders as process groups that die with it. Protocols: docs/protocols/.
+#include <sys/types.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+#include <zmq.hpp>
+
+#include "net/curve_keys.h"
+#include "net/envelope.h"
+
+namespace themis::nodelet {
+
+struct NodeletConfig {
+  std::string host;                        // default: the machine's host name
+  std::string rack = "rack0";
+  std::string address;                     // rendezvous address other ranks use; default: host
+  std::vector<std::vector<int>> slots;     // local GPU indices per slot; empty: discover with nvidia-smi
+  std::string coordinator = "tcp://127.0.0.1:7310";
+  std::string coordinator_key = "/etc/themis/keys/coordinator.key";
+  std::string secret_key;                  // default /etc/themis/keys/<host>.key_secret
+  bool insecure = false;
+  std::string work_dir = "/var/lib/themis-nodelet";  // rank logs under work_dir/jobs/<app>/<job>/attempt-<n>/
+  long long grace_period_ms = 10000;
+};
+
+// Throws std::invalid_argument "file:line:column: nodelet.key: reason".
+NodeletConfig load_nodelet_config(const std::string& path);
+
+// GPUs from `nvidia-smi --query-gpu=index --format=csv,noheader`, one slot each; empty when absent.
+std::vector<std::vector<int>> discover_gpus();
+
+class Nodelet {
+ public:
+  explicit Nodelet(const NodeletConfig& config);
+  ~Nodelet();
+  void run();
+  void request_stop() { stop_ = true; }
+
+ private:
+  using Key = std::tuple<std::int64_t, std::int64_t, std::uint32_t, std::uint32_t>;  // app, job, attempt, rank
+  struct Worker {
+    pid_t pid = 0;
+    std::string log_path;
+    double kill_at = 0;  // SIGKILL deadline once stopping; 0 while running
+  };
+  struct Exit {
+    int code = 0;
+    int signal = 0;
+    std::string tail;
+  };
+
+  void send(net::OutMessage& message);
+  void send_register();
+  void send_heartbeat();
+  void handle(const zmq::message_t& frame);
+  void launch(wire::Launch::Reader launch);
+  void stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, std::uint32_t grace_ms);
+  void reap();
+  void enforce_deadlines();
+  void report_exit(const Key& key, const Exit& exit);
+  void stop_all_and_wait();
+
+  NodeletConfig config_;
+  zmq::context_t context_;
+  zmq::socket_t dealer_;
+  std::map<Key, Worker> workers_;
+  std::map<Key, Exit> finished_;
+  std::atomic<bool> stop_{false};
+  bool registered_ = false;
+  long long heartbeat_interval_ms_ = 1000;
+  double next_heartbeat_ = 0;
+  double next_register_ = 0;
+  double last_watchdog_ = 0;
+  std::uint64_t seq_ = 0;
+  std::uint64_t request_id_ = 1;
+};
+
+}  // namespace themis::nodelet

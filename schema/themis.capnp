@@ -1,0 +1,272 @@
+@0xf18a4b8c0a1b6cf6;
+# The control protocol between themis-coordinator, themis-nodelet, launchers and themisctl.
+# One Envelope per ZeroMQ message; see docs/protocols/control.md and docs/protocols/heartbeat.md.
+
+$import "/capnp/c++.capnp".namespace("themis::wire");
+
+const protocolVersion :UInt16 = 1;
+
+struct Envelope {
+  version @0 :UInt16;      # must equal protocolVersion; anything else gets an ErrorReply
+  requestId @1 :UInt64;    # echoed in the reply
+  body :union {
+    error @2 :ErrorReply;
+    ack @3 :Ack;
+    register @4 :Register;
+    registered @5 :Registered;
+    heartbeat @6 :Heartbeat;
+    heartbeatAck @7 :HeartbeatAck;
+    launch @8 :Launch;
+    stop @9 :Stop;
+    exited @10 :Exited;
+    offer @11 :OfferMsg;
+    bid @12 :BidMsg;
+    grant @13 :GrantMsg;
+    submit @14 :Submit;
+    submitted @15 :Submitted;
+    cancel @16 :Cancel;
+    query @17 :Query;
+    queryReply @18 :QueryReply;
+    attach @19 :Attach;
+    attached @20 :Attached;
+    launchJob @21 :LaunchJob;
+    stopJob @22 :StopJob;
+    appStatus @23 :AppStatus;
+  }
+}
+
+enum ErrorCode {
+  malformed @0;        # not a Cap'n Proto Envelope
+  badVersion @1;       # protocol version not supported
+  unknownMessage @2;   # a body this peer does not handle
+  denied @3;           # the principal may not do this
+  notFound @4;
+  badSpec @5;          # app spec rejected; message names the field
+  notRegistered @6;    # heartbeat from a host the coordinator has no session for: register again
+  internal @7;
+}
+
+struct ErrorReply {
+  code @0 :ErrorCode;
+  message @1 :Text;
+}
+
+struct Ack {
+  message @0 :Text;
+}
+
+struct GpuDecl {
+  localIndex @0 :UInt32;   # index on its host (CUDA device number)
+  model @1 :Text;
+}
+
+struct SlotDecl {
+  gpus @0 :List(GpuDecl);
+}
+
+struct RunningWorker {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;
+  rank @3 :UInt32;
+  pid @4 :Int32;
+}
+
+# nodelet -> coordinator, on start and whenever the coordinator answers notRegistered.
+struct Register {
+  host @0 :Text;
+  rack @1 :Text;
+  slots @2 :List(SlotDecl);
+  running @3 :List(RunningWorker);   # what it already supervises (coordinator restart, reconnect)
+  nodeletVersion @4 :Text;
+  address @5 :Text;                  # where other ranks reach this host (rendezvous)
+}
+
+struct Registered {
+  heartbeatIntervalMs @0 :UInt32;
+  lives @1 :UInt32;                  # missed heartbeats tolerated before the host is declared down (3)
+  firstGpu @2 :Int32;                # cluster-wide index of the host's local GPU 0
+}
+
+struct Heartbeat {
+  seq @0 :UInt64;
+  running @1 :List(RunningWorker);
+}
+
+struct HeartbeatAck {
+  seq @0 :UInt64;
+  nextIntervalMs @1 :UInt32;         # send the next heartbeat within this interval
+  lives @2 :UInt32;
+}
+
+struct EnvVar {
+  name @0 :Text;
+  value @1 :Text;
+}
+
+# coordinator -> nodelet: start one rank.
+struct Launch {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;
+  rank @3 :UInt32;
+  worldSize @4 :UInt32;
+  rendezvous @5 :Text;               # host:port of rank 0
+  devices @6 :List(UInt32);          # local GPU indices -> CUDA_VISIBLE_DEVICES
+  command @7 :List(Text);
+  env @8 :List(EnvVar);
+  workdir @9 :Text;
+  checkpointDir @10 :Text;
+  graceMs @11 :UInt32;
+}
+
+# coordinator -> nodelet: stop every rank of (app, job, attempt) here: SIGTERM, grace, SIGKILL.
+struct Stop {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;
+  graceMs @3 :UInt32;
+  reason @4 :Text;
+}
+
+# nodelet -> coordinator: a rank ended.
+struct Exited {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;
+  rank @3 :UInt32;
+  exitCode @4 :Int32;                # -1 when killed by a signal
+  signal @5 :Int32;                  # 0 when it exited normally
+  logTail @6 :Text;                  # last lines of the rank's log
+}
+
+struct OfferMsg {
+  round @0 :Int64;
+  gpus @1 :List(Int32);
+  deadlineMs @2 :UInt32;
+  activeApps @3 :UInt32;             # apps active now, the recipient included (its N_avg)
+}
+
+struct BidRowMsg {
+  gpus @0 :List(Int32);
+  rho @1 :Float64;
+}
+
+struct BidMsg {
+  app @0 :Int64;
+  round @1 :Int64;
+  rhoNoNew @2 :Float64;
+  rows @3 :List(BidRowMsg);
+}
+
+struct LeaseMsg {
+  gpu @0 :Int32;
+  job @1 :Int64;
+  start @2 :Float64;                 # unix seconds
+  expiry @3 :Float64;
+}
+
+struct GrantMsg {
+  app @0 :Int64;
+  round @1 :Int64;
+  leases @2 :List(LeaseMsg);
+}
+
+struct Submit {
+  spec @0 :Text;                     # app spec, TOML (docs/app-spec.md)
+  specName @1 :Text;                 # file name, for error messages
+}
+
+struct Submitted {
+  app @0 :Int64;
+  name @1 :Text;
+  jobs @2 :UInt32;
+}
+
+struct Cancel {
+  app @0 :Int64;
+}
+
+enum QueryKind {
+  apps @0;
+  app @1;
+  nodes @2;
+  leases @3;
+  rounds @4;
+  explain @5;
+  whoami @6;
+}
+
+struct Query {
+  kind @0 :QueryKind;
+  app @1 :Int64;
+}
+
+struct QueryReply {
+  json @0 :Text;                     # {"apiVersion":"themis/v1","kind":...}
+}
+
+# ---- launchers (docs/launcher.md, "The launcher protocol")
+
+# launcher -> coordinator: this connection is app `app`'s launcher (replaces an earlier one).
+struct Attach {
+  app @0 :Int64;
+}
+
+struct HostTopology {
+  name @0 :Text;
+  rack @1 :Text;
+  firstGpu @2 :Int32;
+  gpusPerSlot @3 :List(UInt32);      # in slot order; the host's GPUs are firstGpu .. firstGpu + sum - 1
+}
+
+struct JobDecl {
+  job @0 :Int64;
+  hparams @1 :Text;                  # JSON object, values as the spec wrote them
+  attempt @2 :UInt32;                # the last attempt the coordinator knows; the next launch is attempt + 1
+  state @3 :Text;
+}
+
+struct Attached {
+  app @0 :Int64;
+  name @1 :Text;
+  spec @2 :Text;                     # the submitted spec, verbatim (the launcher reads [scheduler])
+  submittedAt @3 :Float64;           # unix seconds
+  leaseMs @4 :UInt32;
+  gpusPerJob @5 :UInt32;
+  maxConcurrentJobs @6 :UInt32;
+  activeApps @7 :UInt32;
+  hosts @8 :List(HostTopology);      # in GPU order
+  jobs @9 :List(JobDecl);
+}
+
+# launcher -> coordinator: start the job's ranks, rank r on gpus[r]. Refused unless every GPU is leased
+# to the app and no other job runs on it.
+struct LaunchJob {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;                # > the job's last attempt
+  gpus @3 :List(Int32);
+  env @4 :List(EnvVar);              # added to the ranks' environment (wins over the app's)
+}
+
+# launcher -> coordinator: stop an attempt (SIGTERM, checkpoint, exit); attempt 0 with reason
+# "EarlyStopped" marks a job that will never run again as done.
+struct StopJob {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;
+  reason @3 :Text;
+}
+
+# launcher -> coordinator, every second or on a change.
+struct AppStatus {
+  app @0 :Int64;
+  rho @1 :Float64;                   # current ρ; the achieved ρ once finished
+  progress @2 :Float64;              # 0..1
+  finished @3 :Bool;
+  failed @4 :Bool;
+  bestLoss @5 :Float64;              # NaN: none yet
+  summary @6 :Text;
+  demand @7 :UInt32;                 # more GPUs it could use now
+}

@@ -1,0 +1,22 @@
+#pragma once
+// The set-ups of the paper's microbenchmarks that are not a generated workload on a preset cluster:
+// the shrunk clusters of Fig 14 (contention) and the truth-telling experiment of Fig 18.
+#include <vector>
+
+#include "core/topology.h"
+#include "sim/trace.h"
+
+namespace themis::sim {
+
+// Keeps every k-th machine of each run of identical machines (k >= 1), so the machine mix, and roughly
+// 1/k of the GPUs, remain. Named "<name>/k". Throws std::invalid_argument if k < 1.
+ClusterSpec shrink_cluster(const ClusterSpec& spec, int k);
+
+// Fig 18: 64 GPUs, one 8-GPU machine (four slots of two) and 28 2-GPU machines, in one rack.
+ClusterSpec truth_telling_cluster();
+
+// Fig 18: 8 identical apps arriving together, each two 8-GPU VGG16 jobs of 4 h serial work at 8 GPUs
+// (demand 128 GPUs on 64: 2x contention); the 8-GPU machine is every app's preferred placement.
+std::vector<AppSpec> truth_telling_workload();
+
+}  // namespace themis::sim

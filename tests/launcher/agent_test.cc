@@ -1,0 +1,190 @@
+#include "launcher/agent.h"
+
+#include <gtest/gtest.h>
+
+#include "bidder/bid_validation.h"
+#include "tests/launcher/test_cluster.h"
+
+namespace themis::launcher {
+namespace {
+
+AgentConfig single_job(int gpus_per_job, double iterations) {
+  return {.app = 5, .scheduler = {SchedulerKind::kAllJobs, 1, {iterations}}, .gpus_per_job = gpus_per_job,
+          .lease_seconds = 60, .default_serial_iter_time = 0.5};
+}
+
+TEST(Agent, LostLeaseStopsTheJobWhichResumesFromItsCheckpointOnTheNextGrant) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 100), 0, 1);
+  EXPECT_TRUE(agent.take_launches().empty()) << "no GPUs held yet";
+  agent.set_held_gpus({4, 5, 8});
+  auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].attempt, 1);
+  EXPECT_EQ(launches[0].gpus, (std::vector<GpuIndex>{4, 5}));
+  EXPECT_EQ(launches[0].iterations, 100);
+  EXPECT_EQ(agent.job(0).state, JobState::kStarting);
+  agent.on_worker_start(0, 1, -1);
+  for (int it = 1; it <= 40; ++it) agent.on_iteration(0, 1, 0, it, 0.1, 2.0 / it);
+  EXPECT_EQ(agent.job(0).state, JobState::kRunning);
+  EXPECT_DOUBLE_EQ(agent.job(0).iterations_done, 40);
+
+  // A lease that stays does nothing; losing GPU 5 stops the job (checkpoint and exit).
+  agent.set_held_gpus({4, 5});
+  EXPECT_TRUE(agent.take_stops().empty());
+  agent.set_held_gpus({4, 8});
+  auto stops = agent.take_stops();
+  ASSERT_EQ(stops.size(), 1U);
+  EXPECT_EQ(stops[0].job, 0);
+  EXPECT_EQ(stops[0].attempt, 1);
+  EXPECT_EQ(agent.job(0).state, JobState::kStopping);
+  EXPECT_TRUE(agent.take_launches().empty()) << "nothing restarts before the stopped attempt exits";
+
+  // An exit of an older attempt is ignored; the worker's own exit moves the job back to waiting.
+  agent.on_exit(0, 0, ExitKind::kCompleted, 100, 10);
+  EXPECT_EQ(agent.job(0).state, JobState::kStopping);
+  agent.on_exit(0, 1, ExitKind::kPreempted, 42, 10);
+  EXPECT_EQ(agent.job(0).state, JobState::kWaiting);
+  EXPECT_EQ(agent.job(0).preemptions, 1);
+  // It resumes on what it holds now, across racks: attempt 2.
+  const auto resumed = agent.take_launches();
+  ASSERT_EQ(resumed.size(), 1U);
+  EXPECT_EQ(resumed[0].attempt, 2);
+  EXPECT_EQ(resumed[0].gpus, (std::vector<GpuIndex>{4, 8}));
+}
+
+TEST(Agent, ResumeLaunchesTheNextAttemptOnTheNewGrant) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 100), 0, 1);
+  agent.set_held_gpus({0, 1});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  for (int it = 1; it <= 30; ++it) agent.on_iteration(0, 1, 0, it, 0.1, 1.0);
+  agent.set_held_gpus({});
+  ASSERT_EQ(agent.take_stops().size(), 1U);
+  agent.on_exit(0, 1, ExitKind::kPreempted, 30, 5);
+  EXPECT_EQ(agent.extra_demand(), 2);
+  agent.set_held_gpus({6, 7});
+  const auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].attempt, 2);
+  EXPECT_EQ(launches[0].gpus, (std::vector<GpuIndex>{6, 7}));
+  // Reports of the old attempt no longer count; the new one resumes from iteration 30.
+  agent.on_iteration(0, 1, 0, 99, 0.1, 0.0);
+  EXPECT_DOUBLE_EQ(agent.job(0).iterations_done, 30);
+  agent.on_worker_start(0, 2, 30);
+  for (int it = 31; it <= 100; ++it) agent.on_iteration(0, 2, 0, it, 0.1, 0.5);
+  EXPECT_FALSE(agent.finished()) << "only the worker's completed exit finishes it";
+  agent.on_exit(0, 2, ExitKind::kCompleted, 100, 50);
+  EXPECT_TRUE(agent.finished());
+  EXPECT_EQ(agent.job(0).state, JobState::kIdle);
+  EXPECT_EQ(agent.finished_at(), 50.0);
+  EXPECT_EQ(agent.extra_demand(), 0);
+}
+
+TEST(Agent, FailuresRestartUntilMaxRestartsThenTheAppFails) {
+  const auto cluster = testing::two_rack_cluster();
+  auto config = single_job(1, 10);
+  config.max_restarts = 1;
+  Agent agent(cluster, config, 0, 1);
+  agent.set_held_gpus({2});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_exit(0, 1, ExitKind::kFailed, 0, 1);
+  EXPECT_EQ(agent.job(0).state, JobState::kWaiting);
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_exit(0, 2, ExitKind::kFailed, 0, 2);
+  EXPECT_EQ(agent.job(0).state, JobState::kFailed);
+  EXPECT_TRUE(agent.failed());
+  EXPECT_TRUE(agent.take_launches().empty());
+}
+
+TEST(Agent, SuccessiveHalvingRelaunchesSurvivorsAndNeverTheStoppedJobs) {
+  const auto cluster = testing::two_rack_cluster();
+  AgentConfig config{.app = 9, .scheduler = {SchedulerKind::kSuccessiveHalving, 4, {10, 10, 10}},
+                     .gpus_per_job = 1, .max_concurrent_jobs = 3, .default_serial_iter_time = 0.1};
+  Agent agent(cluster, config, 0, 1);
+  agent.set_held_gpus({0, 1, 2, 3});
+  auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 3U) << "max_concurrent_jobs caps the jobs running at once";
+  const double loss[] = {0.8, 0.2, 0.6, 0.1};
+  for (const auto& l : launches) {
+    agent.on_worker_start(l.job, 1, -1);
+    agent.on_iteration(l.job, 1, 0, 10, 0.1, loss[l.job]);
+    agent.on_exit(l.job, 1, ExitKind::kCompleted, 10, 1);
+  }
+  launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 3);
+  agent.on_worker_start(3, 1, -1);
+  agent.on_iteration(3, 1, 0, 10, 0.1, loss[3]);
+  agent.on_exit(3, 1, ExitKind::kCompleted, 10, 2);
+  EXPECT_EQ(agent.scheduler().phase(), 1);
+  launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 2U);
+  EXPECT_EQ(launches[0].job, 1);
+  EXPECT_EQ(launches[1].job, 3);
+  EXPECT_EQ(launches[0].attempt, 2);
+  EXPECT_EQ(launches[0].iterations, 20);
+  EXPECT_EQ(agent.job(0).status, JobStatus::kStoppedEarly);
+  EXPECT_EQ(agent.job(2).status, JobStatus::kStoppedEarly);
+  agent.on_iteration(1, 2, 0, 20, 0.1, 0.05);
+  agent.on_iteration(3, 2, 0, 20, 0.1, 0.09);
+  agent.on_exit(1, 2, ExitKind::kCompleted, 20, 3);
+  agent.on_exit(3, 2, ExitKind::kCompleted, 20, 3);
+  launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 1);
+  EXPECT_EQ(launches[0].iterations, 30);
+  agent.on_exit(1, 3, ExitKind::kCompleted, 30, 4);
+  EXPECT_TRUE(agent.finished());
+  EXPECT_TRUE(agent.take_launches().empty());
+}
+
+TEST(Agent, BidsOnlyWholeGangsAndValidRows) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 1000), 0, 3);
+  const Offer offer{1, {0, 1, 2, 3, 4, 8, 9}};
+  const Bid bid = agent.bid(offer, 30);
+  ASSERT_FALSE(bid.rows.empty());
+  EXPECT_NO_THROW(bidder::validate_bid(bid, offer));
+  for (const auto& row : bid.rows) EXPECT_EQ(row.gpus.size(), 2U) << "a 2-GPU gang needs exactly 2";
+  // The best row is machine-local and its ρ is Eq. 1's: 30 s queued, 1000 · 0.5 / 2 s of work, T_id = 250 · 3.
+  EXPECT_EQ(cluster.locality(bid.rows.front().gpus), Locality::kSameSlot);
+  EXPECT_NEAR(bid.rows.front().rho, (30 + 250.0) / 750.0, 1e-12);
+  // Waiting a lease (60 s) then running on the smallest gang.
+  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 750.0, 1e-12);
+  // Holding a gang, it wants nothing more.
+  agent.set_held_gpus({0, 1});
+  EXPECT_TRUE(agent.bid(offer.gpus.size() ? Offer{2, {2, 3, 4}} : offer, 30).rows.empty());
+}
+
+}  // namespace
+}  // namespace themis::launcher
+
+namespace themis::launcher {
+namespace {
+
+TEST(Agent, ARefusedLaunchWaitsAndTheNextTryIsANewAttempt) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(1, 10), 0, 1);
+  agent.set_held_gpus({5});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_launch_refused(0, 2);  // not the current attempt: ignored
+  EXPECT_EQ(agent.job(0).state, JobState::kStarting);
+  agent.on_launch_refused(0, 1);
+  EXPECT_EQ(agent.job(0).state, JobState::kWaiting);
+  EXPECT_EQ(agent.free_gpus(), (std::vector<GpuIndex>{5}));
+  EXPECT_TRUE(agent.take_launches().empty()) << "no retry before the next leases";
+  agent.set_held_gpus({5});
+  const auto retry = agent.take_launches();
+  ASSERT_EQ(retry.size(), 1U);
+  EXPECT_EQ(retry[0].attempt, 2);
+  // Refused after a stop was asked (the lease went meanwhile): it never ran, so it waits again.
+  agent.set_held_gpus({});
+  ASSERT_EQ(agent.take_stops().size(), 1U);
+  agent.on_launch_refused(0, 2);
+  EXPECT_EQ(agent.job(0).state, JobState::kWaiting);
+}
+
+}  // namespace
+}  // namespace themis::launcher

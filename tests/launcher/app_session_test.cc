@@ -1,0 +1,139 @@
+#include "launcher/app_session.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "launcher/report_receiver.h"
+#include "tests/launcher/test_cluster.h"
+#include "worker/report_format.h"
+#include "worker/reporter.h"
+
+namespace themis::launcher {
+namespace {
+
+AgentConfig two_gpu_job() {
+  return {.app = 42, .scheduler = {SchedulerKind::kAllJobs, 1, {50}}, .gpus_per_job = 2, .lease_seconds = 30,
+          .default_serial_iter_time = 0.5};
+}
+
+std::string iteration_line(const std::string& job, int rank, std::int64_t it, double sec, double loss) {
+  std::string out;
+  worker::append_iteration_line(out, job, rank, {it, sec, loss});
+  out.pop_back();
+  return out;
+}
+
+std::string event_line(const std::string& job, int rank, std::int64_t it, const std::string& event,
+                       std::map<std::string, std::string> fields) {
+  std::string out;
+  worker::append_event_line(out, job, rank, {event, it, std::move(fields)});
+  out.pop_back();
+  return out;
+}
+
+TEST(AppSession, JobNamesCarryTheAttempt) {
+  const auto name = parse_job_name("42_3@2");
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->app, 42);
+  EXPECT_EQ(name->job, 3);
+  EXPECT_EQ(name->attempt, 2);
+  EXPECT_FALSE(parse_job_name("42_3"));
+  EXPECT_FALSE(parse_job_name("local"));
+  EXPECT_FALSE(parse_job_name("42_x@1"));
+}
+
+TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{{"lr", "0.1"}, {"model", "mlp"}}}, "tcp://127.0.0.1:5999", 0, 1);
+  session.on_leases({0, 1}, 1);
+  auto launches = session.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].env.at("THEMIS_JOB_ID"), "42_0@1");
+  EXPECT_EQ(launches[0].env.at("THEMIS_REPORT_ENDPOINT"), "tcp://127.0.0.1:5999");
+  const auto hp = nlohmann::json::parse(launches[0].env.at("THEMIS_HPARAMS"));
+  EXPECT_EQ(hp["iterations"], 50);
+  EXPECT_DOUBLE_EQ(hp["lr"].get<double>(), 0.1);
+
+  session.on_report_line(event_line("42_0@1", 0, 0, "start", {{"world_size", "2"}, {"resumed_from", "-1"}}), 2);
+  for (int it = 1; it <= 20; ++it) {
+    session.on_report_line(iteration_line("42_0@1", 0, it, 0.2, 1.0 / it), 2);
+    session.on_report_line(iteration_line("42_0@1", 1, it, 0.2, 1.0 / it), 2);
+  }
+  session.on_report_line("not json", 2);
+  session.on_report_line(iteration_line("7_0@1", 0, 3, 0.2, 1.0), 2);  // another app's
+  EXPECT_EQ(session.dropped_reports(), 2);
+  EXPECT_DOUBLE_EQ(session.agent().job(0).iterations_done, 20);
+  EXPECT_NEAR(session.agent().timing().serial_iter_time(0), 0.4, 1e-12);
+  EXPECT_NEAR(session.status(3).progress, 20.0 / 50.0, 1e-12);
+
+  session.on_leases({0}, 3);  // GPU 1 lost
+  const auto stops = session.take_stops();
+  ASSERT_EQ(stops.size(), 1U);
+  session.on_report_line(event_line("42_0@1", 0, 22, "exit", {{"status", "preempted"}}), 4);
+  session.on_rank_exit(0, 1, 1, 0, 0, 4);
+  EXPECT_EQ(session.agent().job(0).state, JobState::kStopping) << "one rank still runs";
+  session.on_rank_exit(0, 1, 0, 0, 0, 4);
+  EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
+  EXPECT_EQ(session.agent().job(0).preemptions, 1);
+
+  session.on_leases({6, 7}, 5);
+  launches = session.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].env.at("THEMIS_JOB_ID"), "42_0@2");
+  // A late report of attempt 1 changes nothing.
+  session.on_report_line(iteration_line("42_0@1", 0, 40, 0.2, 0.0), 5);
+  EXPECT_DOUBLE_EQ(session.agent().job(0).iterations_done, 22);
+  session.on_report_line(event_line("42_0@2", 0, 22, "start", {{"resumed_from", "22"}}), 6);
+  session.on_report_line(event_line("42_0@2", 0, 50, "exit", {{"status", "completed"}}), 9);
+  session.on_rank_exit(0, 2, 0, 0, 0, 9);
+  session.on_rank_exit(0, 2, 1, 0, 0, 9);
+  const auto status = session.status(10);
+  EXPECT_TRUE(status.finished);
+  EXPECT_DOUBLE_EQ(status.progress, 1.0);
+}
+
+TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  session.on_leases({0, 1}, 1);
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  session.on_report_line(event_line("42_0@1", 0, 50, "exit", {{"status", "completed"}}), 2);
+  session.on_rank_exit(0, 1, 0, 0, 0, 2);
+  session.on_rank_exit(0, 1, 1, 1, 0, 2);
+  EXPECT_EQ(session.agent().job(0).failures, 1);
+  EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
+}
+
+// Real sockets: the worker's own ZeroMQ reporter pushes to the launcher's PULL socket.
+TEST(AppSession, WorkerReporterReachesTheReceiver) {
+  zmq::context_t context(1);
+  ReportReceiver receiver(context, "tcp://127.0.0.1:*");
+  ASSERT_EQ(receiver.endpoint().rfind("tcp://127.0.0.1:", 0), 0U);
+  const auto cluster = testing::two_rack_cluster();
+  auto config = two_gpu_job();
+  config.gpus_per_job = 1;
+  AppSession session(cluster, config, {{}}, receiver.endpoint(), 0, 1);
+  session.on_leases({3}, 0);
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  {
+    auto reporter = worker::make_zmq_reporter("42_0@1", 0, receiver.endpoint());
+    reporter->event({"start", 0, {{"resumed_from", "-1"}}});
+    for (int it = 1; it <= 30; ++it) reporter->record({it, 0.25, 2.0 / it});
+    reporter->flush();
+  }
+  int lines = 0;
+  for (int i = 0; i < 100 && lines < 31; ++i) {
+    lines += receiver.drain([&](std::string_view line) { session.on_report_line(line, 1); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(lines, 31);
+  EXPECT_DOUBLE_EQ(session.agent().job(0).iterations_done, 30);
+  EXPECT_NEAR(*session.agent().job(0).loss, 2.0 / 30, 1e-9);
+  EXPECT_NEAR(session.agent().timing().serial_iter_time(0), 0.25, 1e-12);
+}
+
+}  // namespace
+}  // namespace themis::launcher

@@ -1,0 +1,76 @@
+// Real processes on loopback with CURVE: a coordinator, two nodelets on two racks with one virtual GPU
+// each, two apps, each with its own themis-launch, training with themis-train (LibTorch, Gloo, CPU).
+// "wide" needs both GPUs (a 2-rank gang across the racks); "small" needs one. With leases of 3 s the
+// auction soon hands a GPU to "small" (its ρ grows while it waits), which takes a GPU from "wide": wide's
+// launcher stops its job (checkpoint), and once "small" finishes, resumes it from the checkpoint.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+
+#include "tests/integration/test_cluster.h"
+
+namespace themis::testing {
+namespace {
+
+const std::string kBin = THEMIS_BIN_DIR;
+
+std::string spec(const std::string& name, const std::string& dir, int gpus_per_job, int iterations) {
+  return "name = \"" + name + "\"\n" + "command = [\"" + kBin +
+         "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\"]\n"
+         "hyperparameters = { lr = [\"0.05\"] }\n"
+         "resources = { gpus_per_job = " + std::to_string(gpus_per_job) + " }\n"
+         "checkpoint = { dir = \"" + dir + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
+         "[scheduler]\niterations = " + std::to_string(iterations) + "\nserial_iter_time = 0.01\n";
+}
+
+TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishes) {
+  TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s");
+  cluster.start_coordinator();
+  cluster.start_node("node-a");
+  cluster.start_node("node-b");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+
+  auto submit = [&](const std::string& name, int gpus, int iterations) {
+    const auto r = cluster.ctl("alice", {"submit", "--parsable",
+                                         cluster.write_file(name + ".toml", spec(name, cluster.dir(), gpus, iterations))});
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.out.substr(0, r.out.find_first_of("\r\n"));
+  };
+  auto launcher = [&](const std::string& app) {
+    return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
+                    "--server-key", cluster.key("coordinator", false), "--app", app},
+                   cluster.dir() + "/launcher-" + app + ".log");
+  };
+  const std::string wide = submit("wide", 2, 2500);
+  Process wide_launcher = launcher(wide);
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + wide) == "RUNNING"; },
+                               std::chrono::seconds(60)))
+      << read_text(cluster.dir() + "/launcher-" + wide + ".log");
+  const std::string small = submit("small", 1, 300);
+  Process small_launcher = launcher(small);
+
+  const bool done = cluster.wait_for(
+      [&] { return cluster.sql("SELECT count(*) FROM apps WHERE state = 'COMPLETED'") == "2"; }, std::chrono::seconds(150));
+  const std::string wide_log = read_text(cluster.dir() + "/launcher-" + wide + ".log");
+  ASSERT_TRUE(done) << "apps: " << cluster.sql("SELECT group_concat(name || ' ' || state, ', ') FROM apps") << "\n"
+                    << wide_log << read_text(cluster.dir() + "/launcher-" + small + ".log")
+                    << read_text(cluster.coordinator_log());
+  EXPECT_EQ(wide_launcher.wait(), 0);
+  EXPECT_EQ(small_launcher.wait(), 0);
+
+  // The wide job was stopped with a checkpoint and resumed from it on a later attempt.
+  EXPECT_GE(std::stoi(cluster.sql("SELECT attempt FROM jobs WHERE app_id = " + wide)), 2);
+  EXPECT_NE(wide_log.find("preempted (checkpointed)"), std::string::npos) << wide_log;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(wide_log, m, std::regex("resumed from iteration ([0-9]+)"))) << wide_log;
+  EXPECT_GT(std::stoi(m[1]), 0);
+  EXPECT_NE(wide_log.find("completed at iteration 2500"), std::string::npos) << wide_log;
+  // Every job ran on GPUs leased to its app: the coordinator refused nothing.
+  EXPECT_EQ(cluster.sql("SELECT count(*) FROM events WHERE kind = 'LaunchRequested' AND app_id = " + small), "1");
+}
+
+}  // namespace
+}  // namespace themis::testing

@@ -1,0 +1,116 @@
+// The simulator's evaluation semantics: T_id on a 1/N_avg share (Themis §3.2), GPUs freed within the
+// batching window offered in one round (architecture.md §2 step 1), and bids that charge a bundle's
+// spread only to jobs that span several GPUs.
+#include <gtest/gtest.h>
+
+#include "coordinator/arbiter/policies/registry.h"
+#include "core/cluster_presets.h"
+#include "sim/sim_app.h"
+#include "sim/simulator.h"
+
+namespace themis::sim {
+namespace {
+
+std::vector<AppSpec> two_apps_of_four_jobs() {
+  std::string text;
+  for (const char* name : {"a", "b"}) {
+    text += std::string(R"({"name":")") + name + R"(","arrival":0,"jobs":[)";
+    for (int j = 0; j < 4; ++j)
+      text += std::string(j ? "," : "") + R"({"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000})";
+    text += "]}\n";
+  }
+  return parse_trace(text, "two");
+}
+
+TEST(IndependentTime, IsTheFinishTimeOnAOneOverNShare) {
+  // Two apps of four 1000 s one-GPU jobs on 64 GPUs: N_avg = 2, a share of 32 GPUs holds all four jobs,
+  // so T_id = 1000 s and, running at once, ρ = 1. (Eq. 1's T_cluster · N_avg would say 2000 s, ρ = 0.5.)
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  auto policy = arbiter::policies::make_policy("fifo");
+  const SimResult r = simulate(cluster, two_apps_of_four_jobs(), *policy, SimSettings{});
+  for (const AppResult& a : r.apps) {
+    EXPECT_NEAR(a.n_avg, 2.0, 1e-9) << a.name;
+    EXPECT_NEAR(a.t_id, 1000.0, 1e-6) << a.name;
+    EXPECT_NEAR(a.rho, 1.0, 1e-6) << a.name;
+  }
+}
+
+TEST(IndependentTime, ShareSmallerThanDemandStretchesIt) {
+  // N_avg = 32 on 64 GPUs is a 2-GPU share: 4000 s of work takes 2000 s. N_avg = 1 is the whole
+  // cluster, more than the 4 GPUs the app can use: its 1000 s jobs bound T_id below.
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  const auto apps = two_apps_of_four_jobs();
+  SimApp app(0, apps[0], cluster, AppSettings{}, 1);
+  EXPECT_NEAR(app.independent_time(32.0), 2000.0, 1e-6);
+  EXPECT_NEAR(app.independent_time(1.0), 1000.0, 1e-6);
+}
+
+TEST(BatchingWindow, LeasesExpiringCloseTogetherAreAuctionedInOneRound) {
+  const auto apps = parse_trace(
+      R"({"name":"a","arrival":0,"jobs":[{"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":5000}]}
+{"name":"b","arrival":30,"jobs":[{"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":5000}]}
+)",
+      "staggered");
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  auto run = [&](Seconds window) {
+    auto policy = arbiter::policies::make_policy("themis");
+    SimSettings s;
+    s.batch_window = window;
+    return simulate(cluster, apps, *policy, s);
+  };
+  const SimResult apart = run(0);
+  const SimResult together = run(60);
+  // Without a window the two leases (granted at 0 and 30 s) expire in separate rounds forever; with a
+  // 60 s window the second expiry joins the first, and from then on they stay aligned.
+  EXPECT_GT(apart.stats.rounds, together.stats.rounds);
+  EXPECT_LE(together.stats.rounds, 2 + 5000 / 540 + 1);
+  for (const SimResult* r : {&apart, &together})
+    for (const AppResult& a : r->apps) EXPECT_NEAR(a.jct, 5000.0, 1e-3) << a.name;
+}
+
+double two_gpu_row_rho(const AppSpec& spec, const Cluster& cluster, std::vector<GpuIndex> offer) {
+  SimApp app(0, spec, cluster, AppSettings{}, 1);
+  const Bid bid = app.bid(Offer{1, offer});
+  for (const BidRow& row : bid.rows)
+    if (row.gpus.size() == 2) return row.rho;
+  ADD_FAILURE() << "no two-GPU row";
+  return 0;
+}
+
+TEST(Bid, SpreadBundleCostsNothingToOneGpuJobs) {
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  ASSERT_EQ(cluster.locality(std::vector<GpuIndex>{0, 1}), Locality::kSameSlot);
+  ASSERT_GT(cluster.locality(std::vector<GpuIndex>{0, 63}), Locality::kSameMachine);
+  const auto one_gpu_jobs = parse_trace(
+      R"({"name":"a","arrival":0,"jobs":[{"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000},{"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000}]})",
+      "one")[0];
+  const auto two_gpu_job = parse_trace(
+      R"({"name":"b","arrival":0,"jobs":[{"model":"VGG16","gpus":2,"serial_iter_time":1,"iterations":2000}]})",
+      "two")[0];
+  EXPECT_DOUBLE_EQ(two_gpu_row_rho(one_gpu_jobs, cluster, {0, 1}), two_gpu_row_rho(one_gpu_jobs, cluster, {0, 63}));
+  EXPECT_GT(two_gpu_row_rho(two_gpu_job, cluster, {0, 63}), two_gpu_row_rho(two_gpu_job, cluster, {0, 1}) * 1.2);
+}
+
+TEST(Bid, NewJobsArePlacedByTheirOwnBundleNotTheAppsOtherGpus) {
+  // Two 2-GPU VGG16 jobs; job 0 runs on machine 0 (GPUs 0, 1), job 1 waits. New GPUs start job 1, so
+  // two GPUs on one other machine are a dense placement for it, two on two machines a spread one.
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  ASSERT_EQ(cluster.locality(std::vector<GpuIndex>{2, 3}), Locality::kSameSlot);
+  ASSERT_GT(cluster.locality(std::vector<GpuIndex>{2, 4}), Locality::kSameMachine);
+  const auto spec = parse_trace(
+      R"({"name":"a","arrival":0,"jobs":[{"model":"VGG16","gpus":2,"serial_iter_time":1,"iterations":1000},{"model":"VGG16","gpus":2,"serial_iter_time":1,"iterations":1000}]})",
+      "two-jobs")[0];
+  auto rho_of = [&](std::vector<GpuIndex> offer) {
+    SimApp app(0, spec, cluster, AppSettings{}, 1);
+    const GpuIndex held[] = {0, 1};
+    EXPECT_TRUE(app.gain(held).empty());
+    for (const BidRow& row : app.bid(Offer{1, offer}).rows)
+      if (row.gpus.size() == 2) return row.rho;
+    ADD_FAILURE() << "no two-GPU row";
+    return 0.0;
+  };
+  EXPECT_LT(rho_of({2, 3}) * 1.2, rho_of({2, 4}));
+}
+
+}  // namespace
+}  // namespace themis::sim

@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "coordinator/store/database.h"
+#include "coordinator/store/migrations.h"
+#include "tests/store/temp_dir.h"
+
+namespace themis::store {
+namespace {
+
+std::int64_t scalar(Database& db, const std::string& sql) {
+  auto st = db.prepare(sql);
+  EXPECT_TRUE(st.step()) << sql;
+  return st.int64(0);
+}
+
+std::string text(Database& db, const std::string& sql) {
+  auto st = db.prepare(sql);
+  EXPECT_TRUE(st.step()) << sql;
+  return st.text(0);
+}
+
+void add_host_and_app(Database& db) {
+  db.exec("INSERT INTO hosts(id, name, rack, state, first_gpu, gpu_count, registered_at, last_heartbeat) "
+          "VALUES (1, 'n1', 'r1', 'up', 0, 2, 0, 0)");
+  db.exec("INSERT INTO gpus(gpu, host_id, local_index, slot) VALUES (0, 1, 0, 0), (1, 1, 1, 0)");
+  db.exec("INSERT INTO apps(id, name, owner, state, spec, gpus_per_job, max_concurrent_jobs, submitted_at) "
+          "VALUES (1, 'a', 'alice', 'RUNNING', '', 1, 1, 0)");
+  db.exec("INSERT INTO jobs(app_id, job, state, command, state_since) VALUES (1, 0, 'RUNNING', '[]', 0)");
+  db.exec("INSERT INTO rounds(id, started_at, finished_at, trigger, policy, free_gpus, apps, granted, idle, outcome) "
+          "VALUES (1, 0, 0.002, 't', 'p', 2, 1, 1, 1, '{}')");
+}
+
+TEST(Database, NewDatabaseHasCurrentSchemaAndSettings) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  EXPECT_EQ(db.user_version(), kSchemaVersion);
+  EXPECT_EQ(static_cast<int>(migrations().size()), kSchemaVersion);
+  EXPECT_EQ(text(db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(scalar(db, "PRAGMA foreign_keys"), 1);
+  EXPECT_EQ(scalar(db, "PRAGMA synchronous"), 2);  // FULL
+  EXPECT_EQ(scalar(db, "PRAGMA application_id"), 0x54484D53);
+  for (const char* view : {"leases_active", "apps_rho", "rounds_recent", "gpu_utilisation"}) {
+    EXPECT_EQ(scalar(db, std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'"), 1)
+        << view;
+  }
+}
+
+TEST(Database, ReopeningDoesNotMigrateAgainAndKeepsData) {
+  testing::TempDir dir;
+  {
+    Database db(dir.file("t.db"));
+    add_host_and_app(db);
+  }
+  Database db(dir.file("t.db"));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM apps"), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("t.db.pre-v1")));
+}
+
+TEST(Database, RefusesADatabaseFromANewerVersion) {
+  testing::TempDir dir;
+  {
+    Database db(dir.file("t.db"));
+    db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion + 1));
+  }
+  try {
+    Database db(dir.file("t.db"));
+    FAIL() << "opened a newer schema";
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer than this binary"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Database, EventsAreAppendOnly) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  db.exec("INSERT INTO events(ts, kind, message) VALUES (1, 'Test', 'x')");
+  EXPECT_THROW(db.exec("UPDATE events SET message = 'y'"), DatabaseError);
+  EXPECT_THROW(db.exec("DELETE FROM events"), DatabaseError);
+  EXPECT_EQ(text(db, "SELECT message FROM events"), "x");
+}
+
+TEST(Database, OneActiveLeasePerGpuAndForeignKeysEnforced) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  add_host_and_app(db);
+  db.exec("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (0, 1, 0, 1, 0, 10, 'active')");
+  EXPECT_THROW(db.exec("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (0, 1, 0, 1, 0, 10, 'active')"),
+               DatabaseError);
+  db.exec("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (0, 1, 0, 1, 0, 10, 'released')");
+  EXPECT_THROW(db.exec("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (9, 1, 0, 1, 0, 10, 'active')"),
+               DatabaseError);  // no such GPU
+  EXPECT_THROW(db.exec("INSERT INTO jobs(app_id, job, state, command, state_since) VALUES (7, 0, 'PENDING', '[]', 0)"),
+               DatabaseError);  // no such app
+}
+
+TEST(Database, TransactionRollsBackUnlessCommitted) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  {
+    Database::Transaction tx(db);
+    db.exec("INSERT INTO events(ts, kind, message) VALUES (1, 'A', 'rolled back')");
+  }
+  {
+    Database::Transaction tx(db);
+    db.exec("INSERT INTO events(ts, kind, message) VALUES (1, 'B', 'kept')");
+    tx.commit();
+  }
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM events"), 1);
+  EXPECT_EQ(text(db, "SELECT kind FROM events"), "B");
+}
+
+TEST(Database, ReadOnlyConnectionReadsWhileWriterOpenAndAfterItCloses) {
+  testing::TempDir dir;
+  {
+    Database writer(dir.file("t.db"));
+    add_host_and_app(writer);
+    Database reader(dir.file("t.db"), /*read_only=*/true);
+    EXPECT_EQ(scalar(reader, "SELECT count(*) FROM apps_rho"), 1);
+    EXPECT_THROW(reader.exec("DELETE FROM gpus"), DatabaseError);
+  }
+  // The writer keeps -wal/-shm on close (PERSIST_WAL), so a read-only reader still opens the file.
+  EXPECT_TRUE(std::filesystem::exists(dir.file("t.db-wal")));
+  Database reader(dir.file("t.db"), /*read_only=*/true);
+  EXPECT_EQ(scalar(reader, "SELECT count(*) FROM gpu_utilisation"), 1);
+}
+
+TEST(Database, ErrorsNameTheFileAndStatement) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  try {
+    db.exec("SELECT * FROM no_such_table");
+    FAIL();
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_table"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("t.db"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace themis::store
