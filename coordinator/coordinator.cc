@@ -490,8 +490,11 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
                            "WHERE j.app_id = ? AND j.job = ?");
   hosts.bind_all(app, job);
   int reachable = 0;
+  // A STARTING job whose launch this process never sent has no workers to wait for: a stop would
+  // find nothing and no exit would ever come back.
+  const bool never_launched = state == "STARTING" && !launched_.count(JobKey{app, job, attempt});
   while (hosts.step()) {
-    if (hosts.text(1) != "up" || reason == "NodeFail" || reason == "WorkersLost") continue;
+    if (never_launched || hosts.text(1) != "up" || reason == "NodeFail" || reason == "WorkersLost") continue;
     ++reachable;
     queue_stop(hosts.text(0), app, job, attempt, grace, reason);
   }

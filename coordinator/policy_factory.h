@@ -1,6 +1,6 @@
 #pragma once
-// The coordinator's Policy by name: the arbiter's registry when it is built in, otherwise the
-// work-conserving fallback (fallback_policy.h).
+// The coordinator's Policy by name, from the arbiter's registry (Themis and the baselines); throws
+// std::invalid_argument listing the known names for an unknown one.
 #include <memory>
 #include <string>
 

@@ -92,10 +92,7 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
     jobs.bind(1, app);
     std::vector<std::int64_t> list;
     while (jobs.step()) list.push_back(jobs.int64(0));
-    for (const auto job : list) {
-      launched_.erase({app, job, 0});
-      stop_job(app, job, now, "Cancelled");
-    }
+    for (const auto job : list) stop_job(app, job, now, "Cancelled");
     event(now, "CancelRequested", app, std::nullopt, "", std::nullopt, "by " + caller.name);
     finish_app_if_done(app, now);
     tx.commit();

@@ -156,7 +156,9 @@ TEST_F(ControlPlane, UsersCancelOnlyTheirOwnAppsAdminsAny) {
   EXPECT_EQ(cluster_->ctl("alice", {"cancel", "1"}).code, 0);
   EXPECT_EQ(cluster_->ctl("root", {"cancel", "2"}).code, 0);
   ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT group_concat(state) FROM apps") == "CANCELLED,CANCELLED"; }, 30s))
-      << read_text(cluster_->coordinator_log());
+      << cluster_->sql("SELECT group_concat(app_id || '_' || job || ':' || state || ':' || attempt) FROM jobs") << "\n"
+      << read_text(cluster_->coordinator_log()) << read_text(cluster_->dir() + "/node-a.log")
+      << read_text(cluster_->dir() + "/node-b.log") << read_text(cluster_->dir() + "/node-c.log");
   EXPECT_EQ(cluster_->sql("SELECT count(*) FROM leases_active"), "0");
   // A node key cannot submit.
   const auto node = cluster_->ctl("node-a", {"submit", cluster_->write_file("x.toml", sleeper_spec("x", 1, 1))});
