@@ -77,7 +77,12 @@ void Nodelet::send_register() {
       gpus[static_cast<unsigned>(g)].setModel("declared");
     }
   }
-  auto running = reg.initRunning(static_cast<unsigned>(workers_.size()));
+  fill_running(reg.initRunning(static_cast<unsigned>(workers_.size())));
+  send(out);
+  next_register_ = now_s() + 1.0;
+}
+
+void Nodelet::fill_running(capnp::List<wire::RunningWorker>::Builder running) const {
   unsigned i = 0;
   for (const auto& [key, worker] : workers_) {
     auto w = running[i++];
@@ -87,24 +92,13 @@ void Nodelet::send_register() {
     w.setRank(std::get<3>(key));
     w.setPid(worker.pid);
   }
-  send(out);
-  next_register_ = now_s() + 1.0;
 }
 
 void Nodelet::send_heartbeat() {
   net::OutMessage out(request_id_++);
   auto hb = out.body().initHeartbeat();
   hb.setSeq(++seq_);
-  auto running = hb.initRunning(static_cast<unsigned>(workers_.size()));
-  unsigned i = 0;
-  for (const auto& [key, worker] : workers_) {
-    auto w = running[i++];
-    w.setApp(std::get<0>(key));
-    w.setJob(std::get<1>(key));
-    w.setAttempt(std::get<2>(key));
-    w.setRank(std::get<3>(key));
-    w.setPid(worker.pid);
-  }
+  fill_running(hb.initRunning(static_cast<unsigned>(workers_.size())));
   send(out);
   next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
 }

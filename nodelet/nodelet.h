@@ -57,6 +57,8 @@ class Nodelet {
   void send(net::OutMessage& message);
   void send_register();
   void send_heartbeat();
+  // The workers this nodelet supervises, as register and heartbeat both report them.
+  void fill_running(capnp::List<wire::RunningWorker>::Builder running) const;
   void handle(const zmq::message_t& frame);
   void launch(wire::Launch::Reader launch);
   void stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, std::uint32_t grace_ms);

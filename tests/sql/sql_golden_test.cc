@@ -58,6 +58,7 @@ TEST(SqlGolden, EveryCaseMatchesItsReference) {
     ASSERT_TRUE(std::filesystem::exists(reference)) << reference << " missing";
     testing::TempDir dir;
     Database db(dir.file("golden.db"));
+    run_script(db, read(std::filesystem::path(THEMIS_SQL_DIR) / "fixture.data"));
     EXPECT_EQ(run_script(db, read(sql)), read(reference)) << "case " << sql.filename();
     ++cases;
   }
