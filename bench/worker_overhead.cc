@@ -1,4 +1,4 @@
-// worker_overhead <dir>: (1) the per-iteration cost of themis' reporting (timing + Reporter::record over
+// worker_overhead <dir> [iterations per round] [rounds]: (1) the per-iteration cost of themis' reporting (timing + Reporter::record over
 // ZeroMQ PUSH to a PULL socket drained by a thread) against the same LibTorch loop without it;
 // (2) save and restore time of a checkpoint of a ~100 MB model with its SGD momentum, in <dir>.
 #include <torch/torch.h>
@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -27,7 +28,7 @@ torch::nn::Sequential mlp(std::int64_t in, std::int64_t hidden, std::int64_t out
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-void reporting_overhead() {
+void reporting_overhead(int iterations_per_round, int rounds) {
   zmq::context_t context;
   zmq::socket_t pull(context, zmq::socket_type::pull);
   pull.bind("tcp://127.0.0.1:*");
@@ -56,8 +57,9 @@ void reporting_overhead() {
     opt.step();
     return loss.item<double>();
   };
-  constexpr int kIterations = 2000;
-  constexpr int kRounds = 7;
+  // Rounds alternate bare and reported loops, so a load that drifts hits both alike; medians of rounds.
+  const int kIterations = iterations_per_round;
+  const int kRounds = rounds;
   std::vector<double> bare, reported;
   std::int64_t iteration = 0;
   for (int i = 0; i < 200; ++i) step();  // warm-up
@@ -87,7 +89,7 @@ void reporting_overhead() {
   drain.join();
   std::sort(bare.begin(), bare.end());
   std::sort(reported.begin(), reported.end());
-  const double b = bare[kRounds / 2], r = reported[kRounds / 2];
+  const double b = bare[static_cast<std::size_t>(kRounds / 2)], r = reported[static_cast<std::size_t>(kRounds / 2)];
   std::printf("reporting: MLP 32-256-256-10, batch 64, 1 thread, %d rounds x %d iterations\n", kRounds, kIterations);
   std::printf("  bare loop           median %.1f us/iteration\n", b * 1e6);
   std::printf("  loop + reporting    median %.1f us/iteration  (difference %+.2f%%)\n", r * 1e6, (r - b) / b * 100);
@@ -133,11 +135,17 @@ void checkpoint_of_a_100mb_model(const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <dir for checkpoints>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <dir for checkpoints> [iterations per round (2000)] [rounds (7)]\n", argv[0]);
+    return 2;
+  }
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 2000;
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 7;
+  if (iterations < 1 || rounds < 1) {
+    std::fprintf(stderr, "iterations per round and rounds must be positive\n");
     return 2;
   }
   torch::set_num_threads(1);
-  reporting_overhead();
+  reporting_overhead(iterations, rounds);
   checkpoint_of_a_100mb_model(argv[1]);
   return 0;
 }

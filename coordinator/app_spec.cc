@@ -1,5 +1,6 @@
 #include "coordinator/app_spec.h"
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -45,6 +46,14 @@ std::string scalar_text(const std::string& source, const toml::node& node, const
   bad(source, node, field, "must be a string, number or boolean");
 }
 
+// A scalar (already checked by scalar_text) as JSON with its TOML type: 0.05 and 32 stay numbers.
+std::string json_literal(const toml::node& node) {
+  if (auto s = node.value<std::string>()) return nlohmann::json(*s).dump();
+  if (node.is_integer()) return nlohmann::json(*node.value<std::int64_t>()).dump();
+  if (node.is_floating_point()) return nlohmann::json(*node.value<double>()).dump();
+  return nlohmann::json(*node.value<bool>()).dump();
+}
+
 int positive_int(const std::string& source, const toml::node& node, const std::string& field) {
   const auto v = node.value<std::int64_t>();
   if (!node.is_integer() || !v || *v <= 0 || *v > 1'000'000) bad(source, node, field, "must be a positive integer");
@@ -69,6 +78,8 @@ long long parse_duration_ms(const std::string& text) {
   else if (unit == "h") scale = 3'600'000;
   else throw std::invalid_argument("'" + text + "': unit must be ms, s, m or h");
   if (value < 0) throw std::invalid_argument("'" + text + "': a duration cannot be negative");
+  // Also rejects inf and nan, which stod accepts; the cast below is only defined for finite values in range.
+  if (!(value * scale <= 1e15)) throw std::invalid_argument("'" + text + "': a duration must be finite and under 30000 years");
   return static_cast<long long>(value * scale + 0.5);
 }
 
@@ -148,7 +159,11 @@ AppSpec parse_app_spec(const std::string& text, const std::string& source) {
       const std::string field = "hyperparameters." + std::string(key.str());
       if (!values.is_array() || values.as_array()->empty()) bad(source, values, field, "must be a non-empty array");
       auto& list = spec.hyperparameters[std::string(key.str())];
-      for (const auto& v : *values.as_array()) list.push_back(scalar_text(source, v, field));
+      auto& literals = spec.hyperparameter_literals[std::string(key.str())];
+      for (const auto& v : *values.as_array()) {
+        list.push_back(scalar_text(source, v, field));
+        literals.push_back(json_literal(v));
+      }
     }
   }
   if (const auto* res = root.get("resources")) {
@@ -166,16 +181,21 @@ AppSpec parse_app_spec(const std::string& text, const std::string& source) {
     }
     if (const auto* grace = ck->as_table()->get("grace_period")) {
       if (!grace->is_string()) bad(source, *grace, "checkpoint.grace_period", "must be a duration string like \"60s\"");
+      long long ms = 0;
       try {
-        spec.grace_period_ms = static_cast<int>(parse_duration_ms(*grace->value<std::string>()));
+        ms = parse_duration_ms(*grace->value<std::string>());
       } catch (const std::invalid_argument& e) {
         bad(source, *grace, "checkpoint.grace_period", e.what());
       }
+      if (ms > 24 * 3'600'000) bad(source, *grace, "checkpoint.grace_period", "must be at most 24h");
+      spec.grace_period_ms = static_cast<int>(ms);
     }
   }
   // Cartesian product, hyper-parameters in name order, the last one varying fastest.
   std::vector<std::map<std::string, std::string>> combos{{}};
   for (const auto& [key, values] : spec.hyperparameters) {
+    // Checked before the product is built: two long lists would otherwise exhaust memory first.
+    if (combos.size() * values.size() > 10'000) throw std::invalid_argument(source + ": hyperparameters: more than 10000 jobs");
     std::vector<std::map<std::string, std::string>> next;
     for (const auto& combo : combos) {
       for (const auto& v : values) {
@@ -185,12 +205,19 @@ AppSpec parse_app_spec(const std::string& text, const std::string& source) {
       }
     }
     combos = std::move(next);
-    if (combos.size() > 10'000) throw std::invalid_argument(source + ": hyperparameters: more than 10000 jobs");
   }
   for (std::size_t i = 0; i < combos.size(); ++i) {
     JobSpec job;
     job.index = static_cast<int>(i);
     job.hparams = combos[i];
+    // Job i's value of each hyper-parameter: the product's digits, the last name varying fastest.
+    nlohmann::json typed = nlohmann::json::object();
+    std::size_t rest = i;
+    for (auto it = spec.hyperparameter_literals.rbegin(); it != spec.hyperparameter_literals.rend(); ++it) {
+      typed[it->first] = nlohmann::json::parse(it->second[rest % it->second.size()]);
+      rest /= it->second.size();
+    }
+    job.hparams_json = typed.dump();
     for (const auto& part : spec.command) job.command.push_back(expand_placeholders(part, -1, job.index, job.hparams));
     spec.jobs.push_back(std::move(job));
   }

@@ -10,6 +10,7 @@ namespace themis::coordinator {
 struct JobSpec {
   int index = 0;
   std::map<std::string, std::string> hparams;  // name -> value as written
+  std::string hparams_json;                    // JSON object, values typed as in the TOML (THEMIS_HPARAMS)
   std::vector<std::string> command;            // {hparam} placeholders expanded; {app} and {job} too once known
 };
 
@@ -19,6 +20,7 @@ struct AppSpec {
   std::string workdir;
   std::map<std::string, std::string> env;
   std::map<std::string, std::vector<std::string>> hyperparameters;
+  std::map<std::string, std::vector<std::string>> hyperparameter_literals;  // the same values as JSON literals
   int gpus_per_job = 1;
   int max_concurrent_jobs = 0;  // 0: as many as there are jobs
   std::string checkpoint_dir;

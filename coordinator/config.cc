@@ -12,6 +12,63 @@ namespace {
 std::string at(const std::string& path, const toml::node& n) {
   return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column) + ": ";
 }
+
+// [retry.<class>] and [admission] (docs/reliability.md).
+void load_reliability_tables(const std::string& path, const toml::table& root, CoordinatorConfig& c) {
+  if (const auto* retry = root["retry"].as_table()) {
+    for (const auto& [name, node] : *retry) {
+      const std::string field = "retry." + std::string(name.str());
+      const auto failure_class = failure_class_from_string(name.str());
+      if (!failure_class) {
+        throw std::invalid_argument(at(path, node) + field + ": unknown failure class (user_error, out_of_memory, "
+                                    "communication, node_failure, preemption, other)");
+      }
+      const auto* table = node.as_table();
+      if (!table) throw std::invalid_argument(at(path, node) + field + ": must be a table");
+      auto& rule = c.retry.classes[*failure_class];
+      for (const auto& [key, value] : *table) {
+        const std::string k(key.str());
+        const std::string f = field + "." + k;
+        if (*failure_class == FailureClass::kPreemption) {
+          throw std::invalid_argument(at(path, value) + f + ": a preempted job always resumes; nothing to configure");
+        }
+        if (k == "max_retries") {
+          const auto v = value.value<std::int64_t>();
+          if (!value.is_integer() || !v || *v < -1 || *v > 1000) {
+            throw std::invalid_argument(at(path, value) + f + ": must be an integer in -1..1000 (-1: unlimited)");
+          }
+          rule.max_retries = static_cast<int>(*v);
+        } else if (k == "backoff" || k == "backoff_max") {
+          const auto text = value.value<std::string>();
+          if (!value.is_string() || !text) throw std::invalid_argument(at(path, value) + f + ": must be a duration string");
+          try {
+            (k == "backoff" ? rule.backoff_s : rule.backoff_max_s) = static_cast<double>(parse_duration_ms(*text)) / 1000.0;
+          } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(at(path, value) + f + ": " + e.what());
+          }
+        } else if (k == "backoff_multiplier") {
+          const auto v = value.value<double>();
+          if (!v || *v < 1 || *v > 100) throw std::invalid_argument(at(path, value) + f + ": must be a number in [1, 100]");
+          rule.backoff_multiplier = *v;
+        } else {
+          throw std::invalid_argument(at(path, value) + f + ": unknown key (max_retries, backoff, backoff_max, backoff_multiplier)");
+        }
+      }
+    }
+  }
+  if (const auto* admission = root["admission"].as_table()) {
+    for (const auto& [key, value] : *admission) {
+      const std::string f = "admission." + std::string(key.str());
+      if (key.str() != "max_demand_ratio") throw std::invalid_argument(at(path, value) + f + ": unknown key (max_demand_ratio)");
+      const auto v = value.value<double>();
+      if (!v || *v < 0 || *v > 1000) {
+        throw std::invalid_argument(at(path, value) + f + ": must be a number in [0, 1000] (0: admission control off)");
+      }
+      c.admission.max_demand_ratio = *v;
+    }
+  }
+}
+
 }  // namespace
 
 CoordinatorConfig load_coordinator_config(const std::string& path) {
@@ -22,9 +79,11 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     throw std::invalid_argument(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
   CoordinatorConfig c;
+  load_reliability_tables(path, root, c);
   const auto* table = root["coordinator"].as_table();
   if (!table) return c;
-  for (const auto& [key, node] : *table) {
+  for (const auto& [key, value] : *table) {
+    const auto& node = value;  // a structured binding cannot be captured by the lambdas below in clang < 16
     const std::string k(key.str());
     const std::string field = "coordinator." + k;
     auto str = [&]() {

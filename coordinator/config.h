@@ -2,6 +2,9 @@
 // themis-coordinator settings: the [cluster] and [coordinator] tables of themis.toml (docs/admin.md).
 #include <string>
 
+#include "coordinator/admission.h"
+#include "coordinator/retry_policy.h"
+
 namespace themis::coordinator {
 
 struct CoordinatorConfig {
@@ -17,6 +20,8 @@ struct CoordinatorConfig {
   std::string policy = "themis";
   double fairness_knob = 0.8;          // Themis f
   long long seed = 1;
+  RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
+  AdmissionConfig admission;           // [admission] table
 };
 
 // Throws std::invalid_argument "file:line:column: table.key: reason". A missing file is an error.

@@ -21,6 +21,22 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+
+// Bounds on what one host may declare. A Cap'n Proto list of empty structs costs one word per element on
+// the wire, so without them a single message could make the coordinator run millions of queries.
+constexpr std::size_t kMaxGpusPerHost = 1024;
+constexpr std::size_t kMaxWorkersPerHost = 4096;
+
+void check_running_list(const std::string& message, const std::string& host, std::size_t workers) {
+  if (workers > kMaxWorkersPerHost) {
+    throw std::runtime_error(message + ": running: host '" + host + "' lists " + std::to_string(workers) +
+                             " workers; at most " + std::to_string(kMaxWorkersPerHost) + " per host");
+  }
+}
+
+}  // namespace
+
 Coordinator::Coordinator(const CoordinatorConfig& config)
     : config_(config),
       context_(1),
@@ -142,6 +158,10 @@ void Coordinator::handle(const std::string& routing_id, const zmq::message_t& fr
     }
     caller = {principal->role, principal->name};
   }
+  dispatch(routing_id, caller, frame);
+}
+
+void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, const zmq::message_t& frame) {
   wire::ErrorCode code{};
   std::string error;
   auto in = net::InMessage::parse(frame, &code, &error);
@@ -154,7 +174,8 @@ void Coordinator::handle(const std::string& routing_id, const zmq::message_t& fr
   using W = wire::Envelope::Body::Which;
   try {
     const auto which = in->which();
-    const bool node_message = which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED;
+    const bool node_message =
+        which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED || which == W::LAUNCHER_EXITED;
     if (node_message && caller.role != net::Role::kNode && !config_.insecure) {
       throw std::runtime_error("denied: " + net::body_name(which) + " is for node keys only");
     }
@@ -170,6 +191,7 @@ void Coordinator::handle(const std::string& routing_id, const zmq::message_t& fr
       case W::LAUNCH_JOB: on_launch_job(routing_id, caller, *in); break;
       case W::STOP_JOB: on_stop_job(routing_id, caller, *in); break;
       case W::APP_STATUS: on_app_status(routing_id, caller, *in); break;
+      case W::LAUNCHER_EXITED: on_launcher_exited(routing_id, caller, *in); break;
       case W::ACK: break;
       case W::ERROR:
         spdlog::warn("error from {}: {}", caller.name, in->envelope().getBody().getError().getMessage().cStr());
@@ -238,9 +260,21 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   if (!config_.insecure && caller.name != host) {
     throw std::runtime_error("denied: key of node '" + caller.name + "' cannot register host '" + host + "'");
   }
-  int gpu_count = 0;
-  for (const auto slot : reg.getSlots()) gpu_count += static_cast<int>(slot.getGpus().size());
+  if (reg.getSlots().size() > kMaxGpusPerHost) {
+    throw std::runtime_error("register: slots: host '" + host + "' declares " + std::to_string(reg.getSlots().size()) +
+                             " slots; at most " + std::to_string(kMaxGpusPerHost));
+  }
+  std::size_t gpus_declared = 0;
+  for (const auto slot : reg.getSlots()) {
+    gpus_declared += slot.getGpus().size();
+    if (gpus_declared > kMaxGpusPerHost) {
+      throw std::runtime_error("register: slots: host '" + host + "' declares more than " +
+                               std::to_string(kMaxGpusPerHost) + " GPUs");
+    }
+  }
+  const int gpu_count = static_cast<int>(gpus_declared);
   if (gpu_count == 0) throw std::runtime_error("register: host '" + host + "' declares no GPUs");
+  check_running_list("register", host, reg.getRunning().size());
   const double now = unix_now();
   std::int64_t first_gpu = 0;
   {
@@ -299,6 +333,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   registered.setFirstGpu(static_cast<std::int32_t>(first_gpu));
   reply(routing_id, out);
   reconcile_host(host, reg.getRunning(), now);
+  reconcile_launchers(host, reg.getLaunchers(), now);
   trigger("host joined");
 }
 
@@ -310,9 +345,10 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
     reply(routing_id, out);
     return;
   }
+  const auto heartbeat = in.envelope().getBody().getHeartbeat();
+  check_running_list("heartbeat", host, heartbeat.getRunning().size());
   const double now = unix_now();
   sessions_[host].last_heard = now;
-  const auto heartbeat = in.envelope().getBody().getHeartbeat();
   db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
   net::OutMessage out(in.request_id());
   auto ack = out.body().initHeartbeatAck();
@@ -321,6 +357,7 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   ack.setLives(static_cast<std::uint32_t>(config_.heartbeat_lives));
   reply(routing_id, out);
   reconcile_host(host, heartbeat.getRunning(), now);
+  reconcile_launchers(host, heartbeat.getLaunchers(), now);
 }
 
 void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::RunningWorker>::Reader running,
@@ -374,7 +411,13 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
   for (const auto& [app, job] : lost) {
     spdlog::warn("job {}_{} has no workers on {} any more: releasing its leases", app, job, host);
     event(now, "WorkersLost", app, job, host, std::nullopt, "host reports no worker of the running job");
+    auto attempt = db_.prepare("SELECT attempt FROM jobs WHERE app_id = ? AND job = ?");
+    attempt.bind_all(app, job);
+    attempt.step();
+    const std::int64_t lost_attempt = attempt.int64(0);
     stop_job(app, job, now, "WorkersLost");
+    after_node_loss(app, job, lost_attempt, "host " + host + " reports no worker of the running job", now);
+    finish_app_if_done(app, now);
     changed = true;
   }
   tx.commit();
@@ -416,12 +459,23 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
   event(now, "RankExited", app, job_index, host, std::nullopt, status);
   bool changed = false;
   if (state == "STOPPING") {
+    const auto attempt = static_cast<std::int64_t>(exited.getAttempt());
+    std::string stop_reason = reason;
+    if (!success && (reason == "RankFailed" || reason == "Backoff")) {
+      refine_failed_exit(app, job_index, attempt, exited.getExitCode(), exited.getSignal(), exited.getLogTail(), now);
+      auto again = db_.prepare("SELECT reason FROM jobs WHERE app_id = ? AND job = ?");
+      again.bind_all(app, job_index);
+      if (again.step()) stop_reason = again.text(0);
+    }
     if (ranks_exited >= world) {
-      const std::string final_state = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
-      db_.prepare("UPDATE jobs SET state = ?, placement = '[]', state_since = ? WHERE app_id = ? AND job = ?")
-          .bind_all(final_state, now, app, job_index)
+      const std::string final_state =
+          stop_reason == "Cancelled" ? "CANCELLED" : stop_reason == "RankFailed" ? "FAILED" : "PENDING";
+      const std::string final_reason = final_state == "FAILED" ? failed_reason(app, job_index, attempt) : stop_reason;
+      db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', state_since = ? WHERE app_id = ? AND job = ?")
+          .bind_all(final_state, final_reason, now, app, job_index)
           .run();
-      event(now, final_state == "PENDING" ? "Requeued" : final_state, app, job_index, host, std::nullopt, reason);
+      if (stop_reason == "Preempted") record_preemption(app, job_index, attempt, now);
+      event(now, final_state == "PENDING" ? "Requeued" : final_state, app, job_index, host, std::nullopt, final_reason);
       changed = true;
     }
   } else if (state == "RUNNING" || state == "STARTING") {
@@ -440,13 +494,19 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
                     std::string(exited.getLogTail()), app, job_index)
           .run();
       event(now, "Failed", app, job_index, host, std::nullopt, status);
+      const auto attempt = static_cast<std::int64_t>(exited.getAttempt());
+      const std::string stop_reason = record_failed_exit(app, job_index, attempt, exited.getExitCode(), exited.getSignal(),
+                                                         exited.getLogTail(), now);
       if (ranks_exited >= world) {
-        db_.prepare("UPDATE jobs SET state = 'FAILED', reason = 'RankFailed', state_since = ? WHERE app_id = ? AND job = ?")
-            .bind_all(now, app, job_index)
+        const bool retry = stop_reason == "Backoff";
+        db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = CASE WHEN ?1 = 'PENDING' THEN '[]' ELSE placement END, "
+                    "state_since = ? WHERE app_id = ? AND job = ?")
+            .bind_all(std::string(retry ? "PENDING" : "FAILED"), retry ? stop_reason : failed_reason(app, job_index, attempt),
+                      now, app, job_index)
             .run();
         release_job_leases(app, job_index, now, "failed");
       } else {
-        stop_job(app, job_index, now, "RankFailed");
+        stop_job(app, job_index, now, stop_reason);
       }
       changed = true;
     }
@@ -564,7 +624,7 @@ void Coordinator::check_heartbeats(double now) {
     while (jobs.step()) hit.emplace_back(jobs.int64(0), jobs.int64(1));
     for (const auto& [app, job] : hit) {
       event(now, "NodeFail", app, job, host, std::nullopt, "host down");
-      auto st = db_.prepare("SELECT state, reason FROM jobs WHERE app_id = ? AND job = ?");
+      auto st = db_.prepare("SELECT state, reason, attempt FROM jobs WHERE app_id = ? AND job = ?");
       st.bind_all(app, job);
       st.step();
       if (st.text(0) == "STOPPING") {
@@ -574,7 +634,10 @@ void Coordinator::check_heartbeats(double now) {
             .bind_all(end, now, app, job)
             .run();
       } else {
+        const std::int64_t attempt = st.int64(2);
         stop_job(app, job, now, "NodeFail");
+        after_node_loss(app, job, attempt, "host " + host + " missed " + std::to_string(config_.heartbeat_lives) + " heartbeats",
+                        now);
       }
       finish_app_if_done(app, now);
     }
@@ -589,7 +652,25 @@ void Coordinator::check_heartbeats(double now) {
   trigger("host down");
 }
 
+// New connections are checked against the new list; established ones keep the identity they had.
+void Coordinator::reload_authorized_keys() {
+  if (!zap_) {
+    spdlog::info("reload: insecure mode has no authorized keys");
+    return;
+  }
+  try {
+    enrol_launcher_keys();
+    const auto count = net::read_authorized_keys(config_.authorized_keys).size();
+    spdlog::info("reload: {} read, {} keys enrolled", config_.authorized_keys, count);
+    event(unix_now(), "KeysReloaded", std::nullopt, std::nullopt, "", std::nullopt,
+          config_.authorized_keys + ": " + std::to_string(count) + " keys");
+  } catch (const std::exception& e) {
+    spdlog::error("reload: {}; the keys in use are kept", e.what());
+  }
+}
+
 void Coordinator::tick() {
+  if (reload_.exchange(false)) reload_authorized_keys();
   const double now = unix_now();
   check_heartbeats(now);
   // Leases reaching their expiry make their GPUs available to the next round.
@@ -601,7 +682,10 @@ void Coordinator::tick() {
     run_round(now);
     flush_outbox();
   }
+  release_backoffs(now);
   launch_ready_jobs();
+  supervise_launchers(now);
+  flush_outbox();
   if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
     net::sd_notify("WATCHDOG=1");
     last_watchdog_ = now;

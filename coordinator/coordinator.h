@@ -31,12 +31,18 @@ class Coordinator {
   // Serves until request_stop() (signal-safe).
   void run();
   void request_stop() { stop_ = true; }
+  // Signal-safe: re-read authorized_keys at the next turn of the loop (SIGHUP).
+  void request_reload() { reload_ = true; }
 
- private:
   struct Caller {
     net::Role role = net::Role::kUser;
     std::string name;
   };
+  // Decodes one frame that `caller` sent from `routing_id` and runs its handler; bad input gets an
+  // ErrorReply, never an exception. run() calls it once CURVE/ZAP named the caller; fuzz/ calls it on bytes.
+  void dispatch(const std::string& routing_id, const Caller& caller, const zmq::message_t& frame);
+
+ private:
   struct HostSession {
     std::string routing_id;   // empty until the host (re)registers with this coordinator process
     std::string address;
@@ -68,6 +74,17 @@ class Coordinator {
   void forward_exit(std::int64_t app, wire::Exited::Reader exited);
   // Every lease the app holds now, to its launcher.
   void send_grant(std::int64_t app, std::int64_t round);
+  // Ends a launcher app (its launcher said finished or failed, or it could not be kept running).
+  void end_launcher_app(std::int64_t app, bool failed, const std::string& message, double now);
+
+  // Managed launchers (launchers.cc, docs/launcher.md "Managed launchers"): started through a nodelet
+  // for apps whose spec has a [scheduler] table, restarted with back-off when they die.
+  void supervise_launchers(double now);
+  void on_launcher_exited(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  void reconcile_launchers(const std::string& host, capnp::List<wire::RunningLauncher>::Reader running, double now);
+  bool wants_managed_launcher(std::int64_t app);
+  void start_launcher(std::int64_t app, double now);
+  void enrol_launcher_keys();
 
   // Reconciliation: a worker without a lease is stopped; a running job whose workers are gone is released.
   void reconcile_host(const std::string& host, capnp::List<wire::RunningWorker>::Reader running, double now);
@@ -89,6 +106,26 @@ class Coordinator {
   void flush_outbox();
   double current_rho(std::int64_t app, double now);
 
+  // Failed attempts and admission control (job_failures.cc, docs/reliability.md); inside a transaction.
+  // record_failed_exit classifies a rank's failed exit, stores it and applies the retry policy: it returns
+  // the reason to stop the job with, "Backoff" (PENDING again after the back-off) or "RankFailed".
+  std::string record_failed_exit(std::int64_t app, std::int64_t job, std::int64_t attempt, int exit_code, int signal,
+                                 const std::string& log_tail, double now);
+  // Another rank of a failing gang: replaces the stored cause when it explains the failure better.
+  void refine_failed_exit(std::int64_t app, std::int64_t job, std::int64_t attempt, int exit_code, int signal,
+                          const std::string& log_tail, double now);
+  // After stop_job(NodeFail/WorkersLost): back-off, or FAILED once node failures exceed their limit.
+  void after_node_loss(std::int64_t app, std::int64_t job, std::int64_t attempt, const std::string& what, double now);
+  void record_preemption(std::int64_t app, std::int64_t job, std::int64_t attempt, double now);
+  std::string failed_reason(std::int64_t app, std::int64_t job, std::int64_t attempt);
+  Classification classify_rank_exit(std::int64_t app, std::int64_t job, int exit_code, int signal,
+                                    const std::string& log_tail, double now);
+  std::string decide_failed_attempt(std::int64_t app, std::int64_t job, std::int64_t attempt, const Classification& failure,
+                                    std::optional<int> exit_code, std::optional<int> signal, double now);
+  void release_backoffs(double now);   // jobs whose back-off ended may be placed again (own transaction)
+  void admit_apps(double now);         // apps.admission: NULL admitted, else why the app waits
+  static constexpr const char* kAdmissionUndecided = "new";
+
   CoordinatorConfig config_;
   zmq::context_t context_;
   std::unique_ptr<net::ZapHandler> zap_;
@@ -98,6 +135,8 @@ class Coordinator {
   std::unique_ptr<arbiter::Policy> policy_;
   Rng rng_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_{false};
+  void reload_authorized_keys();
 
   std::map<std::string, HostSession> sessions_;          // host name -> session
   std::set<JobKey> launched_;                            // launches sent by this process
@@ -115,12 +154,30 @@ class Coordinator {
     std::optional<double> rho;      // from its AppStatus
     std::optional<int> demand;      // more GPUs it could use, from its AppStatus
     std::string last_summary;
+    std::string state;              // its last resumable state (AppStatus.state), for a restarted launcher
   };
+  struct ManagedLauncher {
+    std::string host;               // where the current generation runs (or was started)
+    std::uint32_t generation = 0;
+    std::string public_key;         // its CURVE key, enrolled while it is current (empty when insecure)
+    std::string owner;              // the app's owner: the principal the key acts as
+    bool running = false;           // started and not known to have exited
+    bool stop_sent = false;         // the app ended: the launcher was told to stop
+    double started_at = 0;
+    double next_start = 0;          // earliest restart (back-off)
+    int failures = 0;               // exits in a row that came before kLauncherStableSeconds
+  };
+  static constexpr int kLauncherMaxFailures = 5;        // then the app fails
+  static constexpr double kLauncherStableSeconds = 60;  // a launcher that ran this long resets the count
+  static constexpr double kLauncherBackoffMax = 30;
+  std::map<std::int64_t, ManagedLauncher> managed_;     // app -> its coordinator-started launcher
+  std::map<std::int64_t, bool> managed_spec_;           // app -> its spec asks for one (cache)
   struct PendingOffer {
     RoundId round = 0;
     double deadline = 0;
     std::set<AppId> recipients;     // apps with a launcher that were offered the GPUs
     std::map<AppId, Bid> bids;
+    double sent_at = 0;             // when the offers went out (rounds.offers_sent_at)
     bool all_bids_in() const { return bids.size() >= recipients.size(); }
   };
   static constexpr int kOfferDeadlineMs = 1000;  // a bid later than this counts as no bid

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <toml++/toml.h>
 
 #include "coordinator/coordinator.h"
+#include "net/curve_keys.h"
 
 namespace themis::coordinator {
 
@@ -31,8 +33,14 @@ void Coordinator::require_launcher(const std::string& routing_id, std::int64_t a
 }
 
 void Coordinator::on_attach(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
-  const std::int64_t app = in.envelope().getBody().getAttach().getApp();
+  const auto attach = in.envelope().getBody().getAttach();
+  const std::int64_t app = attach.getApp();
   check_app_access(caller, app, "run its launcher");
+  if (const auto managed = managed_.find(app);
+      attach.getGeneration() != 0 && (managed == managed_.end() || managed->second.generation != attach.getGeneration())) {
+    throw std::runtime_error("denied: launcher generation " + std::to_string(attach.getGeneration()) + " of app " +
+                             std::to_string(app) + " is not the current one");
+  }
   auto st = db_.prepare("SELECT name, spec, submitted_at, gpus_per_job, max_concurrent_jobs, state FROM apps WHERE id = ?");
   st.bind(1, app);
   st.step();
@@ -81,11 +89,20 @@ void Coordinator::on_attach(const std::string& routing_id, const Caller& caller,
     job.setAttempt(static_cast<std::uint32_t>(std::get<2>(jobs[i])));
     job.setState(std::get<3>(jobs[i]));
   }
+  if (const auto it = launchers_.find(app); it != launchers_.end() && !it->second.state.empty()) {
+    attached.setLauncherState(it->second.state);
+  } else {
+    auto saved = db_.prepare("SELECT message FROM events WHERE app_id = ? AND kind = 'LauncherState' ORDER BY id DESC LIMIT 1");
+    saved.bind(1, app);
+    if (saved.step()) attached.setLauncherState(saved.text(0));
+  }
   const bool replaced = launchers_.count(app) > 0;
   launchers_[app].routing_id = routing_id;
   reply(routing_id, out);
   event(unix_now(), "LauncherAttached", app, std::nullopt, "", std::nullopt,
-        std::string(replaced ? "replaced the previous launcher" : "attached") + " (" + caller.name + ")");
+        std::string(replaced ? "replaced the previous launcher" : "attached") + " (" + caller.name +
+            (attach.getGeneration() ? ", generation " + std::to_string(attach.getGeneration()) : std::string(", by hand")) +
+            ")");
   send_grant(app, 0);
   trigger("launcher attached");
 }
@@ -202,37 +219,43 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();
   const std::string summary = status.getSummary();
   const bool done = status.getFinished() || status.getFailed();
+  if (const std::string state = status.getState(); !state.empty() && state != launcher.state) {
+    launcher.state = state;
+    event(now, "LauncherState", app, std::nullopt, "", std::nullopt, state);
+  }
   if (summary != launcher.last_summary || done) {
     launcher.last_summary = summary;
     json message = {{"rho", rho}, {"progress", status.getProgress()}, {"summary", summary}};
     if (std::isfinite(status.getBestLoss())) message["best_loss"] = status.getBestLoss();
     event(now, "LauncherStatus", app, std::nullopt, "", std::nullopt, message.dump());
   }
-  if (done) {
-    auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('STARTING','RUNNING')");
-    jobs.bind(1, app);
-    std::vector<std::int64_t> running;
-    while (jobs.step()) running.push_back(jobs.int64(0));
-    for (auto job : running) stop_job(app, job, now, status.getFailed() ? "RankFailed" : "Cancelled");
-    db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
-        .bind_all(now, app)
-        .run();
-    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
-                "WHERE app_id = ? AND state = 'active'")
-        .bind_all(now, app)
-        .run();
-    const std::string end = status.getFailed() ? "FAILED" : "COMPLETED";
-    if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
-            .bind_all(end, now, app)
-            .run() > 0) {
-      event(now, status.getFailed() ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt,
-            "launcher: " + summary);
-    }
-  }
+  if (done) end_launcher_app(app, status.getFailed(), "launcher: " + summary, now);
   tx.commit();
   if (done) {
     launchers_.erase(app);
     trigger("app finished");
+  }
+}
+
+// Inside a transaction. Stops what still runs, closes the pending jobs and the leases, ends the app.
+void Coordinator::end_launcher_app(std::int64_t app, bool failed, const std::string& message, double now) {
+  auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('STARTING','RUNNING')");
+  jobs.bind(1, app);
+  std::vector<std::int64_t> running;
+  while (jobs.step()) running.push_back(jobs.int64(0));
+  for (auto job : running) stop_job(app, job, now, failed ? "RankFailed" : "Cancelled");
+  db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
+      .bind_all(now, app)
+      .run();
+  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
+              "WHERE app_id = ? AND state = 'active'")
+      .bind_all(now, app)
+      .run();
+  const std::string end = failed ? "FAILED" : "COMPLETED";
+  if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
+          .bind_all(end, now, app)
+          .run() > 0) {
+    event(now, failed ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt, message);
   }
 }
 
@@ -270,6 +293,234 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
     list[static_cast<unsigned>(i)].setExpiry(std::get<2>(leases[i]));
   }
   reply(it->second.routing_id, out);
+}
+
+// ---------------------------------------------------------------- managed launchers
+
+bool Coordinator::wants_managed_launcher(std::int64_t app) {
+  if (const auto it = managed_spec_.find(app); it != managed_spec_.end()) return it->second;
+  auto st = db_.prepare("SELECT spec FROM apps WHERE id = ?");
+  st.bind(1, app);
+  bool wanted = false;
+  if (st.step()) {
+    try {
+      const auto root = toml::parse(st.text(0));
+      if (const auto* scheduler = root["scheduler"].as_table()) {
+        // Anything but "foreground" gets one; a bad value is then reported by the launcher itself.
+        wanted = (*scheduler)["launcher"].value_or<std::string>("coordinator") != "foreground";
+      }
+    } catch (const toml::parse_error&) {
+      // The spec was parsed at submit; a stored one that no longer parses gets no launcher.
+    }
+  }
+  managed_spec_[app] = wanted;
+  return wanted;
+}
+
+// The ZAP handler admits the enrolled keys plus the key of every current managed launcher, which
+// acts as its app's owner (a user principal): it can do what a launcher the owner ran by hand can.
+void Coordinator::enrol_launcher_keys() {
+  if (!zap_) return;
+  auto principals = net::read_authorized_keys(config_.authorized_keys);
+  for (const auto& [app, launcher] : managed_) {
+    if (!launcher.public_key.empty()) principals.push_back({launcher.owner, launcher.public_key, net::Role::kUser});
+  }
+  zap_->replace_principals(principals);
+}
+
+void Coordinator::start_launcher(std::int64_t app, double now) {
+  auto& launcher = managed_[app];
+  // The host with a live session that runs the fewest launchers; ties by name.
+  std::map<std::string, int> load;
+  for (const auto& [host, session] : sessions_) {
+    if (!session.routing_id.empty()) load[host] = 0;
+  }
+  if (load.empty()) return;  // no nodelet yet: try again on a later tick
+  for (const auto& [other, l] : managed_) {
+    if (l.running && load.count(l.host)) ++load[l.host];
+  }
+  std::string host = load.begin()->first;
+  for (const auto& [h, n] : load) {
+    if (n < load[host]) host = h;
+  }
+  auto owner = db_.prepare("SELECT owner, (SELECT count(*) FROM events WHERE app_id = a.id AND kind = 'LauncherStarted') "
+                           "FROM apps a WHERE id = ?");
+  owner.bind(1, app);
+  if (!owner.step()) return;
+  launcher.owner = owner.text(0);
+  // Generations count every start of the app's launcher, across coordinator restarts.
+  launcher.generation = std::max<std::uint32_t>(launcher.generation, static_cast<std::uint32_t>(owner.int64(1))) + 1;
+  launcher.host = host;
+  launcher.running = true;
+  launcher.started_at = now;
+  net::CurveKeyPair keys;
+  if (!config_.insecure) keys = net::generate_curve_keypair();
+  launcher.public_key = keys.public_key;
+  enrol_launcher_keys();
+  auto message = std::make_unique<net::OutMessage>(next_request_id_++);
+  auto start = message->body().initStartLauncher();
+  start.setApp(app);
+  start.setGeneration(launcher.generation);
+  start.setPublicKey(keys.public_key);
+  start.setSecretKey(keys.secret_key);
+  outbox_.push_back({host, std::move(message)});
+  event(now, "LauncherStarted", app, std::nullopt, host, std::nullopt,
+        json({{"generation", launcher.generation}, {"public_key", keys.public_key}}).dump());
+  spdlog::info("app {}: starting its launcher (generation {}) on {}", app, launcher.generation, host);
+}
+
+void Coordinator::supervise_launchers(double now) {
+  // After a restart, give the remembered hosts time to re-register and report the launchers they run.
+  const double settle = static_cast<double>(config_.heartbeat_interval_ms * config_.heartbeat_lives) / 1000.0;
+  if (now - started_at_ < settle &&
+      std::any_of(sessions_.begin(), sessions_.end(), [](const auto& s) { return s.second.routing_id.empty(); })) {
+    return;
+  }
+  std::vector<std::int64_t> active;
+  auto apps = db_.prepare("SELECT id FROM apps WHERE state IN ('PENDING','RUNNING') ORDER BY id");
+  while (apps.step()) active.push_back(apps.int64(0));
+  for (const auto app : active) {
+    if (!wants_managed_launcher(app)) continue;
+    auto& launcher = managed_[app];
+    // A launcher on a host that went down (its session is gone) is lost with it.
+    if (launcher.running && !sessions_.count(launcher.host)) {
+      launcher.running = false;
+      ++launcher.failures;
+      launcher.next_start = now;
+      event(now, "LauncherLost", app, std::nullopt, launcher.host, std::nullopt,
+            "generation " + std::to_string(launcher.generation) + ": its host is down");
+    }
+    if (launcher.running || now < launcher.next_start) continue;
+    if (launcher.failures >= kLauncherMaxFailures) {
+      store::Database::Transaction tx(db_);
+      end_launcher_app(app, true,
+                       "its launcher died " + std::to_string(launcher.failures) + " times in a row; giving up", now);
+      tx.commit();
+      launchers_.erase(app);
+      trigger("app failed");
+      continue;
+    }
+    start_launcher(app, now);
+  }
+  // Launchers of apps that ended go; their keys are withdrawn once they exited.
+  std::set<std::int64_t> live(active.begin(), active.end());
+  bool keys_changed = false;
+  for (auto it = managed_.begin(); it != managed_.end();) {
+    auto& [app, launcher] = *it;
+    if (live.count(app)) {
+      ++it;
+      continue;
+    }
+    if (launcher.running && !launcher.stop_sent && sessions_.count(launcher.host)) {
+      auto message = std::make_unique<net::OutMessage>(next_request_id_++);
+      auto stop = message->body().initStopLauncher();
+      stop.setApp(app);
+      stop.setGeneration(launcher.generation);
+      stop.setGraceMs(10000);
+      outbox_.push_back({launcher.host, std::move(message)});
+      launcher.stop_sent = true;
+    }
+    if (launcher.running && sessions_.count(launcher.host)) {
+      ++it;
+      continue;
+    }
+    keys_changed = keys_changed || !launcher.public_key.empty();
+    it = managed_.erase(it);
+  }
+  if (keys_changed) enrol_launcher_keys();
+}
+
+void Coordinator::on_launcher_exited(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const std::string host = host_of_routing(routing_id);
+  const auto exited = in.envelope().getBody().getLauncherExited();
+  const std::int64_t app = exited.getApp();
+  const double now = unix_now();
+  net::OutMessage ack(in.request_id());
+  ack.body().initAck().setMessage("launcher exit recorded");
+  reply(routing_id, ack);
+  const auto it = managed_.find(app);
+  if (it == managed_.end() || it->second.generation != exited.getGeneration() || it->second.host != host) {
+    spdlog::info("exit of launcher generation {} of app {} on {} is not the current one; ignored", exited.getGeneration(),
+                 app, host);
+    return;
+  }
+  auto& launcher = it->second;
+  launcher.running = false;
+  const double ran = now - launcher.started_at;
+  launcher.failures = ran >= kLauncherStableSeconds ? 1 : launcher.failures + 1;
+  const double backoff = std::min(kLauncherBackoffMax, std::pow(2.0, launcher.failures - 1));
+  launcher.next_start = now + backoff;
+  std::string tail = exited.getLogTail();
+  if (tail.size() > 600) tail = tail.substr(tail.size() - 600);
+  event(now, "LauncherExited", app, std::nullopt, host, std::nullopt,
+        "generation " + std::to_string(launcher.generation) + ": exit " + std::to_string(exited.getExitCode()) +
+            " signal " + std::to_string(exited.getSignal()) + " after " + std::to_string(static_cast<int>(ran)) + " s" +
+            (tail.empty() || (exited.getExitCode() == 0 && exited.getSignal() == 0) ? "" : "; log: " + tail));
+  auto state = db_.prepare("SELECT state FROM apps WHERE id = ?");
+  state.bind(1, app);
+  if (state.step() && (state.text(0) == "PENDING" || state.text(0) == "RUNNING")) {
+    spdlog::warn("app {}: its launcher (generation {}) exited with code {} signal {}; restart {} in {:.0f} s", app,
+                 launcher.generation, exited.getExitCode(), exited.getSignal(), launcher.failures, backoff);
+  }
+}
+
+// What a nodelet runs against what the coordinator expects: a launcher that is not the app's current
+// one, or whose app ended, is stopped; after a coordinator restart, the current one is adopted.
+void Coordinator::reconcile_launchers(const std::string& host, capnp::List<wire::RunningLauncher>::Reader running,
+                                      double now) {
+  std::set<std::int64_t> here;
+  bool keys_changed = false;
+  for (const auto l : running) {
+    const std::int64_t app = l.getApp();
+    here.insert(app);
+    auto st = db_.prepare("SELECT state, owner FROM apps WHERE id = ?");
+    st.bind(1, app);
+    const bool active = st.step() && (st.text(0) == "PENDING" || st.text(0) == "RUNNING");
+    auto it = managed_.find(app);
+    if (active && it == managed_.end() && wants_managed_launcher(app)) {
+      // Started by an earlier coordinator process: adopt it, with the key recorded when it started.
+      auto& launcher = managed_[app];
+      launcher.host = host;
+      launcher.generation = l.getGeneration();
+      launcher.owner = st.text(1);
+      launcher.running = true;
+      launcher.started_at = now;
+      auto started = db_.prepare("SELECT message FROM events WHERE app_id = ? AND kind = 'LauncherStarted' ORDER BY id DESC");
+      started.bind(1, app);
+      while (started.step()) {
+        const auto message = json::parse(started.text(0), nullptr, false);
+        if (message.is_object() && message.value("generation", 0u) == l.getGeneration()) {
+          launcher.public_key = message.value("public_key", "");
+          break;
+        }
+      }
+      keys_changed = true;
+      spdlog::info("app {}: adopted its launcher (generation {}) on {}", app, l.getGeneration(), host);
+      continue;
+    }
+    const bool current = active && it != managed_.end() && it->second.generation == l.getGeneration() &&
+                         it->second.host == host;
+    if (current || (it != managed_.end() && it->second.stop_sent)) continue;
+    spdlog::warn("host {} runs launcher generation {} of app {}, which is not its current launcher: stopping it", host,
+                 l.getGeneration(), app);
+    auto message = std::make_unique<net::OutMessage>(next_request_id_++);
+    auto stop = message->body().initStopLauncher();
+    stop.setApp(app);
+    stop.setGeneration(l.getGeneration());
+    stop.setGraceMs(10000);
+    outbox_.push_back({host, std::move(message)});
+  }
+  // A launcher started here a while ago that the nodelet does not run (its exit was lost, or the
+  // nodelet restarted): restart it.
+  for (auto& [app, launcher] : managed_) {
+    if (launcher.host != host || !launcher.running || here.count(app) || now - launcher.started_at < 10) continue;
+    launcher.running = false;
+    ++launcher.failures;
+    launcher.next_start = now;
+    event(now, "LauncherLost", app, std::nullopt, host, std::nullopt,
+          "generation " + std::to_string(launcher.generation) + ": the nodelet does not run it");
+  }
+  if (keys_changed) enrol_launcher_keys();
 }
 
 }  // namespace themis::coordinator

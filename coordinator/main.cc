@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 #include "coordinator/config.h"
@@ -15,6 +16,9 @@ namespace {
 themis::coordinator::Coordinator* g_coordinator = nullptr;
 extern "C" void on_signal(int) {
   if (g_coordinator) g_coordinator->request_stop();
+}
+extern "C" void on_reload(int) {
+  if (g_coordinator) g_coordinator->request_reload();
 }
 }  // namespace
 
@@ -52,7 +56,10 @@ int main(int argc, char** argv) {
         return 2;
       }
       std::string key = enroll_key;
-      if (!themis::net::is_z85_key(key)) key = themis::net::read_certificate(enroll_key).public_key;
+      // A file wins: a path can itself be 40 characters of the Z85 alphabet.
+      if (std::filesystem::exists(enroll_key) || !themis::net::is_z85_key(key)) {
+        key = themis::net::read_certificate(enroll_key).public_key;
+      }
       themis::net::append_authorized_key(enroll_file.empty() ? config.authorized_keys : enroll_file, {enroll_name, key, *role});
       std::cout << "enrolled " << enroll_role << ":" << enroll_name << "\n";
       return 0;
@@ -70,6 +77,7 @@ int main(int argc, char** argv) {
     g_coordinator = &coordinator;
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);
+    std::signal(SIGHUP, on_reload);
     std::cout << "listening " << coordinator.endpoint() << std::endl;
     coordinator.run();
     g_coordinator = nullptr;

@@ -1,10 +1,14 @@
 // Client requests: submit, cancel and the read-only queries behind themisctl.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "coordinator/app_spec.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/explain.h"
 
 namespace themis::coordinator {
 
@@ -33,6 +37,48 @@ json typed_rows(store::Database& db, const std::string& sql, std::int64_t param 
   return items;
 }
 
+constexpr const char* kLogHidden = "(hidden: only the app's owner and admins read its logs)";
+
+// What another user must not read of an app (docs/admin.md): any line of its jobs' log tails, wherever a
+// message quotes one (the explain verdict, failure reasons), and the failure events that quote older ones.
+void hide_log_text(store::Database& db, std::int64_t app, json& doc) {
+  std::vector<std::string> lines;
+  auto st = db.prepare("SELECT log_tail FROM jobs WHERE app_id = ? AND log_tail IS NOT NULL");
+  st.bind(1, app);
+  while (st.step()) {
+    std::istringstream tail(st.text(0));
+    for (std::string line; std::getline(tail, line);) {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos) continue;
+      line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+      if (line.size() > 200) lines.push_back(line.substr(0, 197));  // messages quote long lines cut to 197
+      if (line.size() >= 4) lines.push_back(line);
+    }
+  }
+  std::sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  const std::string hidden = kLogHidden;
+  std::function<void(json&)> scrub = [&](json& node) {
+    if (node.is_structured()) {
+      for (auto& child : node) scrub(child);
+      return;
+    }
+    if (!node.is_string()) return;
+    auto text = node.get<std::string>();
+    bool changed = false;
+    for (const auto& line : lines) {
+      for (auto at = text.find(line); at != std::string::npos; at = text.find(line, at + hidden.size())) {
+        text.replace(at, line.size(), hidden);
+        changed = true;
+      }
+    }
+    if (changed) node = text;
+  };
+  scrub(doc);
+  for (auto& event : doc["events"]) {
+    if (event["kind"] == "FailureClassified") event["message"] = hidden;
+  }
+}
+
 }  // namespace
 
 void Coordinator::on_submit(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
@@ -59,11 +105,13 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
       std::vector<std::string> command;
       for (const auto& part : job.command) command.push_back(expand_placeholders(part, app, job.index, job.hparams));
       db_.prepare("INSERT INTO jobs(app_id, job, state, reason, hparams, command, state_since) VALUES (?,?, 'PENDING', 'New', ?,?,?)")
-          .bind_all(app, static_cast<std::int64_t>(job.index), json(job.hparams).dump(), json(command).dump(), now)
+          .bind_all(app, static_cast<std::int64_t>(job.index), job.hparams_json, json(command).dump(), now)
           .run();
     }
     event(now, "Submitted", app, std::nullopt, "", std::nullopt,
           "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs");
+    db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(std::string(kAdmissionUndecided), app).run();
+    admit_apps(now);
     tx.commit();
   }
   spdlog::info("app {} ({}) submitted by {} with {} jobs", app, spec.name, caller.name, spec.jobs.size());
@@ -136,14 +184,36 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
       doc["app"] = apps[0];
       doc["jobs"] = typed_rows(db_,
-                               "SELECT job, state, reason, attempt, hparams, placement, exit_code, exit_signal, log_tail "
+                               "SELECT job, state, reason, attempt, hparams, placement, exit_code, exit_signal, log_tail, failure, "
+                               "strftime('%Y-%m-%dT%H:%M:%SZ', retry_at, 'unixepoch') AS retry_at "
                                "FROM jobs WHERE app_id = ? ORDER BY job",
                                app);
+      // Everyone may see an app, but its logs only its owner and admins (docs/admin.md, Keys and enrollment).
+      if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) {
+        for (auto& job : doc["jobs"]) {
+          if (!job["log_tail"].is_null()) job["log_tail"] = kLogHidden;
+        }
+      }
+      doc["failures"] = typed_rows(db_,
+                                   "SELECT job, attempt, strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch') AS time, class, "
+                                   "exit_code, exit_signal, decision, summary, reason, "
+                                   "strftime('%Y-%m-%dT%H:%M:%SZ', retry_at, 'unixepoch') AS retry_at "
+                                   "FROM job_failures WHERE app_id = ? ORDER BY id DESC LIMIT 100",
+                                   app);
+      if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) {  // reasons quote the logs
+        for (auto& f : doc["failures"]) {
+          if (f["class"] != "preemption") f["reason"] = "(hidden: only the app's owner and admins read its logs)";
+        }
+        for (auto& job : doc["jobs"]) {
+          if (job["failure"].is_string()) job["failure"] = job["failure"].get<std::string>().substr(0, job["failure"].get<std::string>().find(':'));
+        }
+      }
       doc["events"] = typed_rows(db_,
                                  "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch') AS time, kind, job, host, round_id AS round, message "
                                  "FROM events WHERE app_id = ? ORDER BY id DESC LIMIT 50",
                                  app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
+        doc["verdict"] = explain_app(db_, app, unix_now(), config_.fairness_knob);
         doc["rounds"] = typed_rows(db_,
                                    "SELECT b.round_id AS round, r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, b.rho_before, "
                                    "b.rho_no_new, b.bid_rows, b.won, b.grant_kind, "
@@ -157,6 +227,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
         doc["next_expiry"] = typed_rows(db_,
                                         "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(expiry), 'unixepoch') AS t FROM leases WHERE state = 'active'")[0]["t"];
       }
+      if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) hide_log_text(db_, app, doc);
       break;
     }
   }

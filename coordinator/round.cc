@@ -58,6 +58,11 @@ double Coordinator::current_rho(std::int64_t app, double now) {
 void Coordinator::run_round(double now) {
   // Offers went to launchers: wait for their bids (or the deadline) before the auction.
   if (pending_offer_ && now < pending_offer_->deadline && !pending_offer_->all_bids_in()) return;
+  {
+    store::Database::Transaction admission(db_);
+    admit_apps(now);
+    admission.commit();
+  }
   const std::string trigger = round_trigger_;
   const auto requested_at = round_requested_at_;
   round_requested_at_.reset();
@@ -105,11 +110,13 @@ void Coordinator::run_round(double now) {
   input.cluster = &cluster;
   input.now = now;
   std::set<GpuIndex> held;
+  double event_at = requested_at.value_or(now);  // round timing: the earliest resource event behind this round
   {
     auto leases = db_.prepare("SELECT gpu, app_id, job, round_id, start, expiry FROM leases WHERE state = 'active'");
     while (leases.step()) {
       const auto gpu = static_cast<GpuIndex>(leases.int64(0));
       if (leases.real(5) <= now) {
+        event_at = std::min(event_at, leases.real(5));
         expiring[{leases.int64(1), leases.int64(2)}].push_back(gpu);
       } else {
         held.insert(gpu);
@@ -128,9 +135,9 @@ void Coordinator::run_round(double now) {
   {
     auto apps = db_.prepare(
         "SELECT a.id, a.gpus_per_job, a.max_concurrent_jobs, "
-        "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state = 'PENDING'), "
+        "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state = 'PENDING' AND j.retry_at IS NULL), "
         "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state IN ('STARTING','RUNNING','STOPPING')) "
-        "FROM apps a WHERE a.state IN ('PENDING','RUNNING') ORDER BY a.id");
+        "FROM apps a WHERE a.state IN ('PENDING','RUNNING') AND a.admission IS NULL ORDER BY a.id");
     while (apps.step()) {
       const AppId id = apps.int64(0);
       const auto per_job = apps.int64(1);
@@ -174,6 +181,7 @@ void Coordinator::run_round(double now) {
         msg.setActiveApps(static_cast<std::uint32_t>(models.size()));
         reply(launchers_[app].routing_id, out);
       }
+      offer.sent_at = unix_now();
       pending_offer_ = std::move(offer);
       waiting_for_bids = true;
       round_requested_at_ = requested_at;  // run again when the bids are in
@@ -181,6 +189,7 @@ void Coordinator::run_round(double now) {
       return;
     }
   }
+  const double auction_started = unix_now();
   const auto outcome = policy_->run_round(input, rng_);
   const double finished = unix_now();
 
@@ -268,7 +277,7 @@ void Coordinator::run_round(double now) {
     if (!app_row.step()) continue;
     const auto per_job = static_cast<std::size_t>(app_row.int64(0));
     auto slots_left = app_row.int64(1) - app_row.int64(2);
-    auto pending = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state = 'PENDING' ORDER BY job");
+    auto pending = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state = 'PENDING' AND retry_at IS NULL ORDER BY job");
     pending.bind(1, grant.app);
     std::vector<std::int64_t> pending_jobs;
     while (pending.step()) pending_jobs.push_back(pending.int64(0));
@@ -318,8 +327,10 @@ void Coordinator::run_round(double now) {
     std::set<std::int64_t> hit;
     for (GpuIndex g : gpus) {
       if (renewed_gpus.count(g)) continue;
-      db_.prepare("UPDATE leases SET state = 'expired', released_at = ?, release_reason = 'expired' WHERE gpu = ? AND state = 'active'")
-          .bind_all(now, static_cast<std::int64_t>(g))
+      // Not this round's lease: the GPU may just have gone to another app.
+      db_.prepare("UPDATE leases SET state = 'expired', released_at = ?, release_reason = 'expired' WHERE gpu = ? AND state = 'active' "
+                  "AND round_id <> ?")
+          .bind_all(now, static_cast<std::int64_t>(g), round)
           .run();
       auto jobs = db_.prepare("SELECT j.job FROM jobs j, json_each(j.placement) p WHERE j.app_id = ? AND p.value = ? "
                               "AND j.state IN ('STARTING','RUNNING')");
@@ -360,8 +371,14 @@ void Coordinator::run_round(double now) {
   db_.prepare("UPDATE rounds SET granted = ?, idle = ?, outcome = ?, finished_at = ? WHERE id = ?")
       .bind_all(static_cast<std::int64_t>(leased), idle_count, outcome_json.dump(), unix_now(), round)
       .run();
+  db_.prepare("UPDATE rounds SET event_at = ?, offers_sent_at = ?, auction_started_at = ?, auction_finished_at = ? WHERE id = ?")
+      .bind_all(event_at, pending_offer_ && pending_offer_->round == round ? std::optional(pending_offer_->sent_at) : std::nullopt,
+                auction_started, finished, round)
+      .run();
   tx.commit();
+  const double committed = unix_now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);
+  db_.prepare("UPDATE rounds SET committed_at = ?, grants_sent_at = ? WHERE id = ?").bind_all(committed, unix_now(), round).run();
   spdlog::info("round {} ({}): {} free GPUs, {} apps, {} leased", round, trigger, input.free_gpus.size(), models.size(), leased);
 }
 
@@ -397,7 +414,13 @@ void Coordinator::launch_ready_jobs() {
     }
     if (!ready || ranks.empty()) continue;
     const auto command = json::parse(jobs.text(4)).get<std::vector<std::string>>();
-    const auto hparams = json::parse(jobs.text(5)).get<std::map<std::string, std::string>>();
+    // Stored typed (numbers stay numbers for THEMIS_HPARAMS); placeholders take the values as text.
+    const std::string hparams_json = jobs.text(5);
+    const auto typed = json::parse(hparams_json);
+    std::map<std::string, std::string> hparams;
+    for (const auto& [name, value] : typed.items()) {
+      hparams[name] = value.is_string() ? value.get<std::string>() : value.dump();
+    }
     const auto env = json::parse(jobs.text(7)).get<std::map<std::string, std::string>>();
     const std::string rendezvous =
         sessions_[ranks[0].host].address + ":" + std::to_string(29500 + (app * 131 + job) % 500);
@@ -421,7 +444,7 @@ void Coordinator::launch_ready_jobs() {
         vars[v++].setValue(value);
       }
       vars[v].setName("THEMIS_HPARAMS");
-      vars[v++].setValue(json(hparams).dump());
+      vars[v++].setValue(hparams_json);
       for (const auto& [name, value] : extra) {  // the launcher's (typed THEMIS_HPARAMS, job id, reports) win
         vars[v].setName(name);
         vars[v++].setValue(value);

@@ -123,6 +123,12 @@ themis::net::OutMessage query(themis::wire::QueryKind kind, std::int64_t app = 0
 }
 
 void explain(const json& doc) {
+  // The coordinator's verdict first (coordinator/explain.h), then the app, its jobs and its rounds.
+  if (const auto& verdict = doc.value("verdict", json()); verdict.is_object()) {
+    std::cout << cell(verdict["state"]) << " (" << cell(verdict["reason"]) << "): " << cell(verdict["headline"]) << "\n";
+    for (const auto& line : verdict["details"]) std::cout << "  " << cell(line) << "\n";
+    std::cout << "\n";
+  }
   const auto& app = doc["app"];
   std::cout << "App " << cell(app["app"]) << " (" << cell(app["name"]) << ", owner " << cell(app["owner"]) << ") is "
             << cell(app["state"]) << "; rho=" << cell(app["rho"]) << ", holds " << cell(app["gpus_held"]) << " GPUs.\n";
@@ -130,11 +136,12 @@ void explain(const json& doc) {
             << cell(app["jobs_done"]) << " done. Free GPUs now: " << cell(doc["free_gpus"])
             << "; next lease expiry: " << cell(doc["next_expiry"]) << "\n";
   for (const auto& job : doc["jobs"]) {
-    if (job["state"] == "PENDING") std::cout << "  Job " << cell(app["app"]) << "_" << cell(job["job"]) << " PENDING (" << cell(job["reason"]) << ")\n";
+    // A stored "New" only means no placement yet; the verdict above says why.
+    if (job["state"] == "PENDING" && !(doc.contains("verdict") && job["reason"] == "New")) std::cout << "  Job " << cell(app["app"]) << "_" << cell(job["job"]) << " PENDING (" << cell(job["reason"]) << ")\n";
     if (job["state"] == "FAILED") std::cout << "  Job " << cell(app["app"]) << "_" << cell(job["job"]) << " FAILED: exit " << cell(job["exit_code"]) << " signal " << cell(job["exit_signal"]) << "\n    last lines: " << cell(job["log_tail"]) << "\n";
   }
   if (doc["rounds"].empty()) {
-    std::cout << "  No round has considered this app yet (reason New: waiting for the first round).\n";
+    if (!doc.contains("verdict")) std::cout << "  No round has considered this app yet (reason New: waiting for the first round).\n";
     return;
   }
   std::cout << "  Recent rounds:\n";
@@ -149,6 +156,19 @@ void explain(const json& doc) {
   }
 }
 
+// Failed attempts and admission, for explain (docs/reliability.md): why an app waits for admission, and
+// each failed attempt with its class and what the retry policy decided.
+void explain_reliability(const json& doc) {
+  const auto& app = doc["app"];
+  if (app.contains("reason") && app["reason"].is_string()) std::cout << "  Admission: " << cell(app["reason"]) << "\n";
+  if (!doc.contains("failures") || doc["failures"].empty()) return;
+  std::cout << "  Failed attempts (newest first):\n";
+  for (const auto& f : doc["failures"]) {
+    std::cout << "    job " << cell(app["app"]) << "_" << cell(f["job"]) << " attempt " << cell(f["attempt"]) << ": "
+              << cell(f["class"]) << " (" << cell(f["reason"]) << "); " << cell(f["summary"]) << "\n";
+  }
+}
+
 int run_sql(const std::string& db_path, const std::string& sql) {
   sqlite3* db = nullptr;
   const std::string uri = "file:" + db_path + "?mode=ro";
@@ -159,6 +179,26 @@ int run_sql(const std::string& db_path, const std::string& sql) {
   }
   sqlite3_busy_timeout(db, 5000);
   sqlite3_exec(db, "PRAGMA query_only=ON", nullptr, nullptr, nullptr);
+  // mode=ro and query_only keep the database itself safe, but not other files: VACUUM INTO would create one.
+  // Every statement must compile, and be a read, before any runs.
+  for (const char* rest = sql.c_str(); rest && *rest;) {
+    sqlite3_stmt* statement = nullptr;
+    const char* next = nullptr;
+    if (sqlite3_prepare_v2(db, rest, -1, &statement, &next) != SQLITE_OK) {
+      std::cerr << "themisctl sql: " << sqlite3_errmsg(db) << "\n";
+      sqlite3_close(db);
+      return kError;
+    }
+    const bool writes = statement && !sqlite3_stmt_readonly(statement);
+    const std::string text = statement ? sqlite3_sql(statement) : "";
+    sqlite3_finalize(statement);
+    if (writes) {
+      std::cerr << "themisctl sql: refused, not a read-only statement: " << text << "\n";
+      sqlite3_close(db);
+      return kError;
+    }
+    rest = next;
+  }
   auto print_row = [](void*, int n, char** values, char** names) -> int {
     static bool header_done = false;
     if (!header_done) {
@@ -270,7 +310,8 @@ int main(int argc, char** argv) {
     if (apps->parsed()) {
       do {
         if (watch) std::cout << "\x1b[2J\x1b[H";
-        list(K::APPS, {"app", "name", "owner", "state", "rho", "gpus_held", "jobs_running", "jobs_pending", "jobs_done", "submitted"});
+        list(K::APPS, {"app", "name", "owner", "state", "rho", "gpus_held", "jobs_running", "jobs_pending", "jobs_done", "submitted",
+                       "reason"});
         if (watch) std::this_thread::sleep_for(std::chrono::seconds(2));
       } while (watch);
       return kOk;
@@ -287,11 +328,18 @@ int main(int argc, char** argv) {
       auto out = query(show->parsed() ? K::APP : K::EXPLAIN, app);
       const auto doc = call(o, out);
       if (o.json_output) std::cout << doc.dump() << "\n";
-      else if (explain_cmd->parsed()) explain(doc);
+      else if (explain_cmd->parsed()) {
+        explain(doc);
+        explain_reliability(doc);
+      }
       else {
-        print_table(json::array({doc["app"]}), {"app", "name", "owner", "state", "rho", "gpus_held", "submitted"});
+        print_table(json::array({doc["app"]}), {"app", "name", "owner", "state", "rho", "gpus_held", "submitted", "reason"});
         std::cout << "\nJobs:\n";
-        print_table(doc["jobs"], {"job", "state", "reason", "attempt", "placement", "exit_code", "hparams"});
+        print_table(doc["jobs"], {"job", "state", "reason", "attempt", "placement", "exit_code", "retry_at", "failure", "hparams"});
+        if (doc.contains("failures") && !doc["failures"].empty()) {
+          std::cout << "\nFailed attempts:\n";
+          print_table(doc["failures"], {"job", "attempt", "time", "class", "exit_code", "exit_signal", "decision", "summary", "reason"});
+        }
         std::cout << "\nEvents:\n";
         print_table(doc["events"], {"time", "kind", "job", "host", "round", "message"});
       }

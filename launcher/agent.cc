@@ -81,6 +81,19 @@ void Agent::restore_attempt(int job, int attempt) {
   if (j.state == JobState::kWaiting && attempt > j.attempt) j.attempt = attempt;
 }
 
+void Agent::restore_progress(const SchedulerProgress& progress, const std::vector<int>& failures) {
+  scheduler_.restore(progress);
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    auto& job = jobs_[j];
+    if (j < failures.size()) job.failures = std::max(0, failures[j]);
+    const auto status = scheduler_.status(static_cast<int>(j));
+    if (status == JobStatus::kPhaseDone || status == JobStatus::kFinished) job.state = JobState::kIdle;
+    if (job.failures > config_.max_restarts) job.state = JobState::kFailed;
+  }
+}
+
+void Agent::on_earlier_attempt_exit(int job) { job_ref(job).blocked = false; }
+
 void Agent::on_launch_refused(int job, int attempt) {
   auto& j = job_ref(job);
   if (attempt != j.attempt || (j.state != JobState::kStarting && j.state != JobState::kStopping)) return;

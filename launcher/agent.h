@@ -97,10 +97,16 @@ class Agent {
   // A restarted launcher continues the attempt numbering the coordinator has (the next launch is
   // attempt + 1). Only for a waiting job.
   void restore_attempt(int job, int attempt);
+  // A restarted launcher takes over its predecessor's scheduler progress and failure counts (before any
+  // launch). Jobs whose phase target was reached become idle.
+  void restore_progress(const SchedulerProgress& progress, const std::vector<int>& failures);
 
   // The coordinator refused to launch (job, attempt) (e.g. a GPU not leased any more): it waits again,
   // and is not retried before the next set_held_gpus().
   void on_launch_refused(int job, int attempt);
+  // A rank of an attempt this agent did not start (an earlier launcher's) exited: the job's GPUs may be
+  // free now, so a refused launch is tried again.
+  void on_earlier_attempt_exit(int job);
 
   // ---- decisions
   // Puts waiting runnable jobs on free held GPUs; returns what to launch and stop since the last call.

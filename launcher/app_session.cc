@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "launcher/launch_spec.h"
 #include "worker/report_format.h"
@@ -80,7 +82,10 @@ void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/) { agent_
 
 void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, Seconds now) {
   const auto it = attempts_.find({job, attempt});
-  if (it == attempts_.end()) return;
+  if (it == attempts_.end()) {
+    if (job >= 0 && job < agent_.job_count()) agent_.on_earlier_attempt_exit(job);
+    return;
+  }
   auto& a = it->second;
   ++a.ranks_exited;
   a.all_zero = a.all_zero && exit_code == 0 && signal == 0;
@@ -210,6 +215,54 @@ AppStatus AppSession::status(Seconds now) const {
   if (stopped) out << ", " << stopped << " stopped early";
   s.summary = out.str();
   return s;
+}
+
+std::string AppSession::saved_state() const {
+  const auto progress = agent_.scheduler().progress();
+  nlohmann::json jobs = nlohmann::json::array();
+  for (int j = 0; j < agent_.job_count(); ++j) {
+    const auto i = static_cast<std::size_t>(j);
+    const bool reached = progress.status[i] != JobStatus::kActive;
+    nlohmann::json job = {{"status", to_string(progress.status[i])}, {"failures", agent_.job(j).failures}};
+    if (reached) {
+      job["done"] = progress.done[i];
+      job["loss"] = progress.loss[i] ? nlohmann::json(*progress.loss[i]) : nlohmann::json(nullptr);
+    }
+    jobs.push_back(std::move(job));
+  }
+  return nlohmann::json({{"phase", progress.phase}, {"jobs", jobs}}).dump();
+}
+
+void AppSession::restore_state(const std::string& state) {
+  const auto doc = nlohmann::json::parse(state, nullptr, false);
+  if (!doc.is_object() || !doc.contains("phase") || !doc.contains("jobs") || !doc["jobs"].is_array() ||
+      static_cast<int>(doc["jobs"].size()) != agent_.job_count()) {
+    throw std::invalid_argument("saved launcher state does not fit this app: " + state.substr(0, 200));
+  }
+  SchedulerProgress progress;
+  std::vector<int> failures;
+  try {
+    progress.phase = doc["phase"].get<int>();
+    for (const auto& job : doc["jobs"]) {
+      const std::string status = job.at("status").get<std::string>();
+      std::optional<JobStatus> parsed;
+      for (const auto s : {JobStatus::kActive, JobStatus::kPhaseDone, JobStatus::kStoppedEarly, JobStatus::kFinished}) {
+        if (to_string(s) == status) parsed = s;
+      }
+      if (!parsed) throw std::invalid_argument("unknown job status \"" + status + "\"");
+      progress.status.push_back(*parsed);
+      progress.done.push_back(job.value("done", 0.0));
+      const auto loss = job.find("loss");
+      progress.loss.push_back(loss != job.end() && loss->is_number() ? std::optional<double>(loss->get<double>())
+                                                                     : std::nullopt);
+      failures.push_back(job.value("failures", 0));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("saved launcher state: ") + e.what());
+  }
+  agent_.restore_progress(progress, failures);
+  notes_.push_back("resumed the scheduler of an earlier launcher: phase " + std::to_string(progress.phase + 1) + ", " +
+                   status(0).summary);
 }
 
 }  // namespace themis::launcher

@@ -47,6 +47,12 @@ class AppSession {
   void on_report_line(std::string_view line, Seconds now);
 
   void restore_attempt(int job, int attempt) { agent_.restore_attempt(job, attempt); }
+  // What a restarted launcher of the app resumes from (AppStatus.state, a JSON object): the scheduler's
+  // phase, each job's status, and for jobs that reached their phase target their iterations and loss,
+  // failure counts. It changes only when a job's attempt ends, not with every iteration.
+  std::string saved_state() const;
+  // Throws std::invalid_argument when `state` is not a saved state of this app.
+  void restore_state(const std::string& state);
   void on_launch_refused(int job, int attempt, const std::string& why);
   // Jobs successive halving dropped since the last call (the coordinator marks them done, never run).
   std::vector<int> take_stopped_early();

@@ -64,7 +64,9 @@ void LauncherDaemon::attach() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.attach_timeout_ms);
   while (!stop_) {
     net::OutMessage out(request_id_++);
-    out.body().initAttach().setApp(options_.app);
+    auto attach_msg = out.body().initAttach();
+    attach_msg.setApp(options_.app);
+    attach_msg.setGeneration(options_.generation);
     send(out);
     const auto resend = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (!stop_ && std::chrono::steady_clock::now() < resend) {
@@ -96,12 +98,24 @@ void LauncherDaemon::attach() {
         for (const auto n : host.getGpusPerSlot()) machine.gpus_per_slot.push_back(static_cast<int>(n));
         spec.machines.push_back(std::move(machine));
       }
+      int gpus = 0;
+      for (const auto& m : spec.machines) {
+        for (const int n : m.gpus_per_slot) gpus += n;
+      }
+      if (session_ && gpus == cluster_.size()) {
+        // The same process attaching again (the coordinator restarted): its jobs and state are its own.
+        spdlog::info("attached again to app {}", options_.app);
+        return;
+      }
       cluster_ = Cluster(spec);
       const std::string name = attached.getName();
       std::vector<std::map<std::string, std::string>> hparams;
       for (const auto job : attached.getJobs()) {
+        // Values as the spec typed them (numbers, booleans, strings); kept as text until the launch.
         const auto json = nlohmann::json::parse(std::string(job.getHparams()));
-        hparams.push_back(json.get<std::map<std::string, std::string>>());
+        std::map<std::string, std::string> texts;
+        for (const auto& [key, value] : json.items()) texts[key] = value.is_string() ? value.get<std::string>() : value.dump();
+        hparams.push_back(std::move(texts));
       }
       const auto launch_spec = parse_launch_spec(attached.getSpec(), name + ".toml", static_cast<int>(hparams.size()));
       AgentConfig config;
@@ -116,6 +130,28 @@ void LauncherDaemon::attach() {
                                               attached.getSubmittedAt(), static_cast<int>(attached.getActiveApps()));
       for (const auto job : attached.getJobs()) {
         session_->restore_attempt(static_cast<int>(job.getJob()), static_cast<int>(job.getAttempt()));
+      }
+      if (attached.getLauncherState().size() > 0) {
+        try {
+          session_->restore_state(attached.getLauncherState());
+        } catch (const std::invalid_argument& e) {
+          spdlog::warn("{}; starting the scheduler afresh", e.what());
+        }
+      }
+      // Jobs an earlier launcher of the app left running report to that launcher's (gone) socket: stop
+      // them with a checkpoint; they resume from it under this launcher.
+      for (const auto job : attached.getJobs()) {
+        const std::string state = job.getState();
+        if (state != "STARTING" && state != "RUNNING") continue;
+        net::OutMessage stop(request_id_++);
+        auto msg = stop.body().initStopJob();
+        msg.setApp(options_.app);
+        msg.setJob(job.getJob());
+        msg.setAttempt(job.getAttempt());
+        msg.setReason("LauncherRestarted");
+        send(stop);
+        spdlog::info("job {} attempt {}: left running by an earlier launcher; stopping it to resume from its checkpoint",
+                     job.getJob(), job.getAttempt());
       }
       spdlog::info("attached to app {} ({}): {} jobs, {} scheduler, {} GPUs per job, cluster of {} GPUs; reports on {}",
                    options_.app, name, config.scheduler.jobs, to_string(config.scheduler.kind), config.gpus_per_job,
@@ -245,7 +281,8 @@ void LauncherDaemon::flush_commands(double now) {
 void LauncherDaemon::send_status(double now, bool force) {
   const auto status = session_->status(now);
   const bool due = (now - last_status_) * 1000.0 >= options_.status_interval_ms;
-  const std::string key = status.summary + "/" + std::to_string(status.demand);
+  const std::string state = session_->saved_state();
+  const std::string key = status.summary + "/" + std::to_string(status.demand) + "/" + state;
   if (!force && !due && key == last_status_text_) return;
   last_status_ = now;
   last_status_text_ = key;
@@ -259,6 +296,7 @@ void LauncherDaemon::send_status(double now, bool force) {
   msg.setBestLoss(status.best_loss ? *status.best_loss : std::nan(""));
   msg.setDemand(static_cast<std::uint32_t>(status.demand));
   msg.setSummary(status.summary);
+  msg.setState(state);
   send(out);
 }
 

@@ -27,6 +27,7 @@ struct DaemonOptions {
   std::string report_address;                      // host part workers connect to; default: the bound one
   int status_interval_ms = 1000;
   int attach_timeout_ms = 10000;
+  unsigned generation = 0;  // set by a nodelet starting it for the coordinator; 0 when run by hand
 };
 
 class LauncherDaemon {

@@ -144,4 +144,27 @@ std::vector<int> HyperparameterScheduler::advance_if_phase_done() {
   return stopped;
 }
 
+SchedulerProgress HyperparameterScheduler::progress() const { return {phase_, status_, done_, loss_}; }
+
+void HyperparameterScheduler::restore(const SchedulerProgress& progress) {
+  const auto n = static_cast<std::size_t>(spec_.jobs);
+  if (progress.status.size() != n || progress.done.size() != n || progress.loss.size() != n) {
+    throw std::invalid_argument("scheduler: saved progress has " + std::to_string(progress.status.size()) +
+                                " jobs, the app has " + std::to_string(n));
+  }
+  if (progress.phase < 0 || progress.phase >= phases()) {
+    throw std::invalid_argument("scheduler: saved phase " + std::to_string(progress.phase) + " out of range");
+  }
+  phase_ = progress.phase;
+  status_ = progress.status;
+  done_ = progress.done;
+  loss_ = progress.loss;
+  current_.clear();
+  for (std::size_t j = 0; j < n; ++j) {
+    if (status_[j] != JobStatus::kStoppedEarly) current_.push_back(static_cast<int>(j));
+    // A job in this phase finished the previous ones (a saved state may leave its iterations out).
+    if (status_[j] == JobStatus::kActive && phase_ > 0) done_[j] = std::max(done_[j], cumulative_target(phase_ - 1));
+  }
+}
+
 }  // namespace themis::launcher

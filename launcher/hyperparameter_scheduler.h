@@ -34,6 +34,14 @@ struct SchedulerSpec {
   std::vector<double> phase_iterations;  // iterations added per phase; each >= 1; one entry for kAllJobs
 };
 
+// What a restarted launcher resumes the scheduler from (docs/launcher.md, "Managed launchers").
+struct SchedulerProgress {
+  int phase = 0;
+  std::vector<JobStatus> status;               // one per job
+  std::vector<double> done;                    // iterations done
+  std::vector<std::optional<double>> loss;     // latest loss
+};
+
 class HyperparameterScheduler {
  public:
   // Throws std::invalid_argument naming the bad field.
@@ -58,6 +66,11 @@ class HyperparameterScheduler {
   // Ends the phase once every current job reached its target: the best half by latest loss goes on.
   // Returns the jobs stopped early by this call (empty when the phase is not over).
   std::vector<int> advance_if_phase_done();
+
+  SchedulerProgress progress() const;
+  // Takes over a progress saved by progress() for the same spec. Throws std::invalid_argument when it
+  // does not fit (job count, phase out of range).
+  void restore(const SchedulerProgress& progress);
 
  private:
   void check_job(int job) const;

@@ -40,12 +40,20 @@ LaunchSpec parse_launch_spec(const std::string& toml_text, const std::string& so
   if (!node) return spec;
   const auto* table = node->as_table();
   if (!table) bad(source, *node, "", "must be a table");
-  const std::set<std::string> known = {"kind", "phase_iterations", "iterations", "serial_iter_time", "max_restarts"};
+  const std::set<std::string> known = {"kind", "phase_iterations", "iterations", "serial_iter_time", "max_restarts",
+                                       "launcher"};
   for (const auto& [key, value] : *table) {
     if (!known.count(std::string(key.str()))) {
       bad(source, value, std::string(key.str()),
-          "unknown key (known: iterations, kind, max_restarts, phase_iterations, serial_iter_time)");
+          "unknown key (known: iterations, kind, launcher, max_restarts, phase_iterations, serial_iter_time)");
     }
+  }
+  if (const auto* l = table->get("launcher")) {
+    const auto v = l->value<std::string>();
+    if (!v || (*v != "coordinator" && *v != "foreground")) {
+      bad(source, *l, "launcher", "must be \"coordinator\" or \"foreground\"");
+    }
+    spec.started_by_coordinator = *v == "coordinator";
   }
   std::string kind = "all-jobs";
   if (const auto* k = table->get("kind")) {

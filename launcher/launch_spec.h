@@ -8,6 +8,7 @@
 //   iterations = 200                   # all-jobs: iterations of every job
 //   serial_iter_time = 0.05            # optional: seconds per iteration on one GPU before any is measured
 //   max_restarts = 3                   # optional: failures per job before the app fails
+//   launcher = "coordinator"           # or "foreground": who starts themis-launch
 #include <map>
 #include <string>
 
@@ -19,6 +20,9 @@ struct LaunchSpec {
   SchedulerSpec scheduler;  // jobs filled in from the job count
   double serial_iter_time = 1.0;
   int max_restarts = 3;
+  // The coordinator starts the app's launcher through a nodelet (and restarts it); false: the user runs
+  // themis-launch in the foreground.
+  bool started_by_coordinator = true;
 };
 
 // `jobs`: how many hyper-parameter jobs the spec expands to. Throws std::invalid_argument

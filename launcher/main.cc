@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   cli.add_option("--reports", options.report_bind, "ZeroMQ endpoint to bind for worker reports");
   cli.add_option("--report-address", options.report_address, "host name or address workers use to reach --reports");
   cli.add_option("--status-interval-ms", options.status_interval_ms, "how often ρ and progress go to the coordinator");
+  cli.add_option("--generation", options.generation,
+                 "set by the nodelet when the coordinator starts this launcher (docs/launcher.md)");
   CLI11_PARSE(cli, argc, argv);
   try {
     themis::launcher::LauncherDaemon daemon(options);

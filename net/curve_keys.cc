@@ -65,7 +65,11 @@ void write_file(const std::string& path, const std::string& text, mode_t mode, b
 }  // namespace
 
 void write_certificate(const std::string& dir, const std::string& name, const CurveKeyPair& keys, bool force) {
-  std::filesystem::create_directories(dir);
+  if (!std::filesystem::exists(dir)) {
+    std::filesystem::create_directories(dir);
+    // A key directory made here is its owner's alone; an existing one keeps the mode its admin gave it.
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  }
   const std::string base = (std::filesystem::path(dir) / name).string();
   write_file(base + ".key", certificate_text(keys, false), 0644, force);
   write_file(base + ".key_secret", certificate_text(keys, true), 0600, force);

@@ -79,6 +79,9 @@ std::string body_name(wire::Envelope::Body::Which which) {
     case W::LAUNCH_JOB: return "launchJob";
     case W::STOP_JOB: return "stopJob";
     case W::APP_STATUS: return "appStatus";
+    case W::START_LAUNCHER: return "startLauncher";
+    case W::STOP_LAUNCHER: return "stopLauncher";
+    case W::LAUNCHER_EXITED: return "launcherExited";
   }
   return "unknown(" + std::to_string(static_cast<int>(which)) + ")";
 }

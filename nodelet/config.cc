@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -34,7 +35,8 @@ NodeletConfig load_nodelet_config(const std::string& path) {
   }
   bool secret_given = false;
   if (const auto* table = root["nodelet"].as_table()) {
-    for (const auto& [key, node] : *table) {
+    for (const auto& [key, value] : *table) {
+      const auto& node = value;  // a structured binding cannot be captured by the lambdas below in clang < 16
       const std::string k(key.str());
       const std::string field = "nodelet." + k;
       auto str = [&]() {
@@ -45,6 +47,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
       else if (k == "rack") c.rack = str();
       else if (k == "address") c.address = str();
       else if (k == "work_dir") c.work_dir = str();
+      else if (k == "launcher_command") c.launcher_command = str();
       else if (k == "secret_key") {
         c.secret_key = str();
         secret_given = true;
@@ -83,6 +86,11 @@ NodeletConfig load_nodelet_config(const std::string& path) {
     }
   }
   if (c.address.empty()) c.address = c.host;
+  if (c.launcher_command.empty()) {
+    std::error_code ec;
+    const auto beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "themis-launch";
+    c.launcher_command = !ec && ::access(beside.c_str(), X_OK) == 0 ? beside.string() : "themis-launch";
+  }
   if (!secret_given) {
     if (const char* creds = std::getenv("CREDENTIALS_DIRECTORY")) c.secret_key = std::string(creds) + "/curve.key_secret";
     else c.secret_key = "/etc/themis/keys/" + c.host + ".key_secret";

@@ -78,6 +78,7 @@ void Nodelet::send_register() {
     }
   }
   fill_running(reg.initRunning(static_cast<unsigned>(workers_.size())));
+  fill_launchers(reg.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
   next_register_ = now_s() + 1.0;
 }
@@ -99,6 +100,7 @@ void Nodelet::send_heartbeat() {
   auto hb = out.body().initHeartbeat();
   hb.setSeq(++seq_);
   fill_running(hb.initRunning(static_cast<unsigned>(workers_.size())));
+  fill_launchers(hb.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
   next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
 }
@@ -161,6 +163,12 @@ void Nodelet::handle(const zmq::message_t& frame) {
       case W::STOP: {
         const auto s = body.getStop();
         stop(s.getApp(), s.getJob(), s.getAttempt(), s.getGraceMs());
+        break;
+      }
+      case W::START_LAUNCHER: start_launcher(body.getStartLauncher()); break;
+      case W::STOP_LAUNCHER: {
+        const auto s = body.getStopLauncher();
+        stop_launcher(s.getApp(), s.getGeneration(), s.getGraceMs());
         break;
       }
       case W::ACK: break;
@@ -273,6 +281,12 @@ void Nodelet::stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, st
 
 void Nodelet::enforce_deadlines() {
   const double now = now_s();
+  for (auto& [app, launcher] : launchers_) {
+    if (launcher.kill_at != 0 && now >= launcher.kill_at) {
+      ::kill(-launcher.pid, SIGKILL);
+      launcher.kill_at = now + 3600;
+    }
+  }
   for (auto& [key, worker] : workers_) {
     if (worker.kill_at != 0 && now >= worker.kill_at) {
       ::kill(-worker.pid, SIGKILL);
@@ -286,6 +300,24 @@ void Nodelet::reap() {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;
+    for (auto it = launchers_.begin(); it != launchers_.end(); ++it) {
+      if (it->second.pid != pid) continue;
+      ::kill(-pid, SIGKILL);
+      net::OutMessage out(request_id_++);
+      auto e = out.body().initLauncherExited();
+      e.setApp(it->first);
+      e.setGeneration(it->second.generation);
+      e.setExitCode(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+      e.setSignal(WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+      e.setLogTail(log_tail(it->second.log_path));
+      send(out);
+      spdlog::info("launcher of app {} (generation {}) exited: code {} signal {}", it->first, it->second.generation,
+                   e.getExitCode(), e.getSignal());
+      std::error_code ignored;
+      std::filesystem::remove_all(it->second.key_dir, ignored);
+      launchers_.erase(it);
+      break;
+    }
     for (auto it = workers_.begin(); it != workers_.end(); ++it) {
       if (it->second.pid != pid) continue;
       ::kill(-pid, SIGKILL);  // anything the rank left behind in its group
@@ -318,16 +350,94 @@ void Nodelet::report_exit(const Key& key, const Exit& exit) {
 }
 
 void Nodelet::stop_all_and_wait() {
-  if (workers_.empty()) return;
+  if (workers_.empty() && launchers_.empty()) return;
+  for (auto& [app, launcher] : launchers_) {
+    ::kill(-launcher.pid, SIGTERM);
+    launcher.kill_at = now_s() + 10;
+  }
   for (auto& [key, worker] : workers_) {
     ::kill(-worker.pid, SIGTERM);
     worker.kill_at = now_s() + static_cast<double>(config_.grace_period_ms) / 1000.0;
   }
-  while (!workers_.empty()) {
+  while (!workers_.empty() || !launchers_.empty()) {
     reap();
     enforce_deadlines();
     ::usleep(20000);
   }
+}
+
+void Nodelet::fill_launchers(capnp::List<wire::RunningLauncher>::Builder launchers) const {
+  unsigned i = 0;
+  for (const auto& [app, launcher] : launchers_) {
+    auto l = launchers[i++];
+    l.setApp(app);
+    l.setGeneration(launcher.generation);
+    l.setPid(launcher.pid);
+  }
+}
+
+void Nodelet::start_launcher(wire::StartLauncher::Reader start) {
+  const std::int64_t app = start.getApp();
+  const std::uint32_t generation = start.getGeneration();
+  if (const auto it = launchers_.find(app); it != launchers_.end()) {
+    if (it->second.generation == generation) return;  // a repeated order
+    ::kill(-it->second.pid, SIGKILL);                  // an older generation: the coordinator replaced it
+  }
+  const auto dir = std::filesystem::path(config_.work_dir) / "launchers" / std::to_string(app);
+  const auto key_dir = dir / ("generation-" + std::to_string(generation));
+  std::filesystem::create_directories(key_dir);
+  std::filesystem::permissions(key_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  const std::string log_path = (dir / ("launcher-" + std::to_string(generation) + ".log")).string();
+  std::vector<std::string> argv_storage = {config_.launcher_command, "--coordinator", config_.coordinator, "--app",
+                                           std::to_string(app), "--generation", std::to_string(generation)};
+  if (config_.insecure) {
+    argv_storage.push_back("--insecure");
+  } else {
+    if (start.getSecretKey().size() == 0) {
+      spdlog::warn("start of the launcher of app {} without a key refused (this nodelet uses CURVE)", app);
+      return;
+    }
+    // The key travelled over the CURVE-encrypted connection; on disk only its owner can read it.
+    net::write_certificate(key_dir.string(), "launcher", {start.getPublicKey(), start.getSecretKey()}, true);
+    argv_storage.insert(argv_storage.end(), {"--key", (key_dir / "launcher.key_secret").string(), "--server-key",
+                                             config_.coordinator_key, "--reports", "tcp://*:*", "--report-address",
+                                             config_.address});
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    spdlog::error("cannot start the launcher of app {}: fork failed", app);
+    return;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the coordinator starts it elsewhere if this host goes
+    if (::getppid() != parent) ::_exit(127);
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::close(fd);
+    }
+    ::unsetenv("NOTIFY_SOCKET");
+    std::vector<char*> argv;
+    for (auto& a : argv_storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  launchers_[app] = {generation, pid, log_path, key_dir.string(), 0};
+  spdlog::info("started the launcher of app {} (generation {}) pid {}, log {}", app, generation, pid, log_path);
+}
+
+void Nodelet::stop_launcher(std::int64_t app, std::uint32_t generation, std::uint32_t grace_ms) {
+  const auto it = launchers_.find(app);
+  if (it == launchers_.end() || it->second.generation != generation || it->second.kill_at != 0) return;
+  ::kill(-it->second.pid, SIGTERM);
+  it->second.kill_at = now_s() + static_cast<double>(grace_ms) / 1000.0;
+  spdlog::info("stopping the launcher of app {} (generation {})", app, generation);
 }
 
 }  // namespace themis::nodelet

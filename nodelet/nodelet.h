@@ -26,6 +26,9 @@ struct NodeletConfig {
   bool insecure = false;
   std::string work_dir = "/var/lib/themis-nodelet";  // rank logs under work_dir/jobs/<app>/<job>/attempt-<n>/
   long long grace_period_ms = 10000;
+  // themis-launch for the launchers the coordinator starts here; default: next to this executable,
+  // else found on PATH.
+  std::string launcher_command;
 };
 
 // Throws std::invalid_argument "file:line:column: nodelet.key: reason".
@@ -40,6 +43,9 @@ class Nodelet {
   ~Nodelet();
   void run();
   void request_stop() { stop_ = true; }
+  // Decodes one frame from the coordinator and carries it out; bad input is logged and answered with an
+  // ErrorReply, never thrown. run() calls it per received frame; fuzz/ calls it on bytes.
+  void handle(const zmq::message_t& frame);
 
  private:
   using Key = std::tuple<std::int64_t, std::int64_t, std::uint32_t, std::uint32_t>;  // app, job, attempt, rank
@@ -59,13 +65,24 @@ class Nodelet {
   void send_heartbeat();
   // The workers this nodelet supervises, as register and heartbeat both report them.
   void fill_running(capnp::List<wire::RunningWorker>::Builder running) const;
-  void handle(const zmq::message_t& frame);
   void launch(wire::Launch::Reader launch);
   void stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, std::uint32_t grace_ms);
   void reap();
   void enforce_deadlines();
   void report_exit(const Key& key, const Exit& exit);
   void stop_all_and_wait();
+  // App launchers (docs/launcher.md, "Managed launchers"): non-GPU processes, one per app.
+  void start_launcher(wire::StartLauncher::Reader start);
+  void stop_launcher(std::int64_t app, std::uint32_t generation, std::uint32_t grace_ms);
+  void fill_launchers(capnp::List<wire::RunningLauncher>::Builder launchers) const;
+  struct Launcher {
+    std::uint32_t generation = 0;
+    pid_t pid = 0;
+    std::string log_path;
+    std::string key_dir;  // its certificate, removed when it exits
+    double kill_at = 0;
+  };
+  std::map<std::int64_t, Launcher> launchers_;  // app -> its launcher here
 
   NodeletConfig config_;
   zmq::context_t context_;

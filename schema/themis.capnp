@@ -32,6 +32,9 @@ struct Envelope {
     launchJob @21 :LaunchJob;
     stopJob @22 :StopJob;
     appStatus @23 :AppStatus;
+    startLauncher @24 :StartLauncher;
+    stopLauncher @25 :StopLauncher;
+    launcherExited @26 :LauncherExited;
   }
 }
 
@@ -80,6 +83,7 @@ struct Register {
   running @3 :List(RunningWorker);   # what it already supervises (coordinator restart, reconnect)
   nodeletVersion @4 :Text;
   address @5 :Text;                  # where other ranks reach this host (rendezvous)
+  launchers @6 :List(RunningLauncher);  # app launchers it supervises (docs/launcher.md)
 }
 
 struct Registered {
@@ -91,6 +95,7 @@ struct Registered {
 struct Heartbeat {
   seq @0 :UInt64;
   running @1 :List(RunningWorker);
+  launchers @2 :List(RunningLauncher);
 }
 
 struct HeartbeatAck {
@@ -211,6 +216,7 @@ struct QueryReply {
 # launcher -> coordinator: this connection is app `app`'s launcher (replaces an earlier one).
 struct Attach {
   app @0 :Int64;
+  generation @1 :UInt32;             # 0: started by hand; else the coordinator's StartLauncher generation
 }
 
 struct HostTopology {
@@ -238,6 +244,7 @@ struct Attached {
   activeApps @7 :UInt32;
   hosts @8 :List(HostTopology);      # in GPU order
   jobs @9 :List(JobDecl);
+  launcherState @10 :Text;           # the last `state` an earlier launcher of the app reported; empty if none
 }
 
 # launcher -> coordinator: start the job's ranks, rank r on gpus[r]. Refused unless every GPU is leased
@@ -269,4 +276,39 @@ struct AppStatus {
   bestLoss @5 :Float64;              # NaN: none yet
   summary @6 :Text;
   demand @7 :UInt32;                 # more GPUs it could use now
+  state @8 :Text;                    # JSON the launcher resumes from if it is restarted (opaque to the coordinator)
+}
+
+# ---- launchers started by the coordinator through a nodelet (docs/launcher.md, "Managed launchers")
+
+struct RunningLauncher {
+  app @0 :Int64;
+  generation @1 :UInt32;
+  pid @2 :Int32;
+}
+
+# coordinator -> nodelet: start themis-launch for `app`. In CURVE mode `secretKey`/`publicKey` are the
+# launcher's own key pair (Z85), enrolled by the coordinator for this generation only; the nodelet
+# writes them to a 0600 certificate file. Empty in insecure mode.
+struct StartLauncher {
+  app @0 :Int64;
+  generation @1 :UInt32;             # increases with every start of the app's launcher
+  publicKey @2 :Text;
+  secretKey @3 :Text;
+}
+
+# coordinator -> nodelet: stop that launcher (SIGTERM, then SIGKILL after graceMs).
+struct StopLauncher {
+  app @0 :Int64;
+  generation @1 :UInt32;
+  graceMs @2 :UInt32;
+}
+
+# nodelet -> coordinator: a launcher process ended.
+struct LauncherExited {
+  app @0 :Int64;
+  generation @1 :UInt32;
+  exitCode @2 :Int32;                # -1 when killed by a signal
+  signal @3 :Int32;
+  logTail @4 :Text;
 }

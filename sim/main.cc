@@ -35,6 +35,7 @@ struct Common {
   double network_fraction = -1;
   double estimate_error = 0;
   Seconds batch_window = -1;
+  Seconds restart_cost = 0;
   int shrink = 1;
   AppId liar = -1;
   double lie = 0;
@@ -56,6 +57,9 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--error", c.estimate_error, "apps' estimate error X: iterations and slowdown off by U[-X, X]")
       ->check(CLI::Range(0.0, 0.99));
   cmd->add_option("--batch-window", c.batch_window, "seconds within which expiring leases are batched (default lease/10)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--restart-cost", c.restart_cost,
+                  "seconds a job makes no progress after its GPU set changes (checkpoint, container start)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--contention", c.shrink, "shrink the cluster to 1/K of its machines (workload kept)")
       ->check(CLI::PositiveNumber);
@@ -122,6 +126,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   s.seed = c.seed;
   s.batch_window = c.batch_window;
   s.estimate_error = c.estimate_error;
+  s.restart_cost = c.restart_cost;
   s.liar = c.liar;
   s.lie = c.lie;
   auto result = simulate(cluster, apps, *policy, s, progress_bar(policy_name));
@@ -165,6 +170,9 @@ double parse_sweep_value(const std::string& param, const std::string& text, Comm
   } else if (param == "error") {
     need(value >= 0 && value < 1, "in [0, 1)");
     c.estimate_error = value;
+  } else if (param == "restart-cost") {
+    need(value >= 0, ">= 0");
+    c.restart_cost = value;
   } else {
     need(value >= 0, ">= 0");
     c.liar = 0;
@@ -211,8 +219,8 @@ int main(int argc, char** argv) {
       "sweep", "policies over values of f, lease (Fig 19), contention (Fig 14), net-frac (Figs 15-16), error (Fig 17), "
                "lie (Fig 18)");
   add_common(sweep, sweep_opts);
-  sweep->add_option("--param", sweep_param, "f, lease, contention, net-frac, error or lie")
-      ->check(CLI::IsMember({"f", "lease", "contention", "net-frac", "error", "lie"}));
+  sweep->add_option("--param", sweep_param, "f, lease, contention, net-frac, error, restart-cost or lie")
+      ->check(CLI::IsMember({"f", "lease", "contention", "net-frac", "error", "restart-cost", "lie"}));
   sweep->add_option("--values", sweep_values, "comma-separated values")->required();
   sweep->add_option("--policies,--policy", sweep_policies, "comma-separated policy names (default: themis)");
   sweep->add_option("--plot", sweep_plot, "write sweep_max_rho.svg and sweep_gpu_time.svg (or, for lie, sweep_jct.svg)");

@@ -144,11 +144,32 @@ void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
   std::vector<std::size_t> order;
   for (std::size_t j = 0; j < jobs_.size(); ++j)
     if (runnable(jobs_[j]) && static_cast<int>(a[j].size()) < demand(jobs_[j])) order.push_back(j);
-  // Jobs already running complete their gang first, then waiting jobs in job order.
-  std::stable_partition(order.begin(), order.end(), [&a](std::size_t j) { return !a[j].empty(); });
+  // Jobs that were running at this instant come first, on the GPUs they ran on where the pool has
+  // them (a lease lost and won back at one instant is not a move); then waiting jobs with the most work
+  // left first (ties: job order). Longest-first is the schedule the app's own estimate assumes
+  // (bidder::phase_finish_time packs jobs longest first): an app scheduler that started waiting jobs in
+  // job order left its longest job queued while its ρ and bids priced it as already running, so it
+  // bid "no gain" for GPUs it needed and finished later than it told the arbiter.
+  auto was_running = [&](std::size_t j) { return !a[j].empty() || !jobs_[j].running_on.empty(); };
+  auto work_left = [this](std::size_t j) { return (jobs_[j].target - jobs_[j].done) * jobs_[j].spec->serial_iter_time; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const bool rx = was_running(x);
+    const bool ry = was_running(y);
+    if (rx != ry) return rx;
+    return !rx && work_left(x) > work_left(y);
+  });
   for (std::size_t j : order) {
     if (pool.empty()) break;
-    const int deficit = demand(jobs_[j]) - static_cast<int>(a[j].size());
+    int deficit = demand(jobs_[j]) - static_cast<int>(a[j].size());
+    std::vector<GpuIndex> own;
+    for (GpuIndex g : jobs_[j].running_on)
+      if (static_cast<int>(own.size()) < deficit && std::binary_search(pool.begin(), pool.end(), g) &&
+          !std::binary_search(a[j].begin(), a[j].end(), g))
+        own.push_back(g);
+    arbiter::policies::remove_gpus(pool, own);
+    insert_sorted(a[j], own);
+    deficit -= static_cast<int>(own.size());
+    if (deficit <= 0 || pool.empty()) continue;
     auto bundle = arbiter::policies::best_placed_bundle(cluster_, pool, a[j], deficit);
     arbiter::policies::remove_gpus(pool, bundle);
     insert_sorted(a[j], bundle);
@@ -202,27 +223,30 @@ Seconds SimApp::compute_remaining(int gpus, double true_s) const {
     return bidder::phase_finish_time(work, gpus, demand_max, s);
   }
   if (gpus <= 0) return kInf;
-  bidder::SuccessiveHalvingApp app;
-  app.elapsed = 0;
-  app.initial_jobs = static_cast<int>(spec_.jobs.size());
-  std::vector<double> iters;
-  for (const Job& j : jobs_) iters.push_back(static_cast<double>(j.spec->iterations) * iter_factor);
-  std::sort(iters.begin(), iters.end());
-  // The bidder needs every job's iterations left within the phase's: the longest job sets it.
-  app.phase_iterations.assign(static_cast<std::size_t>(phases()), iters.back());
-  app.current_phase = phase_;
-  int job_demand = 1;
+  // Eq. 2: Σ over the phases left of the phase's slowest job, each phase packed by the bidder's
+  // phase_finish_time. bidder::SuccessiveHalvingApp caps every phase at one job_demand_max; here a
+  // job's demand doubles each phase (Hyperband: "the best n/2 jobs continue with a max demand of
+  // 2 GPUs ..."), so each phase is capped at its own demand. Capping later phases at the current
+  // phase's demand (a 1-GPU phase 0 then priced its 8-GPU last phase on one GPU) overstated an
+  // early-phase app's ρ up to about twice, ranking it far above apps in their last phase.
+  std::vector<Seconds> work;
+  std::vector<Seconds> times;
   for (const Job& j : jobs_) {
     if (!j.active) continue;
-    app.current_jobs.push_back({j.spec->serial_iter_time, (j.target - j.done) * iter_factor});
-    job_demand = std::max(job_demand, demand(j));
+    work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
+    times.push_back(j.spec->serial_iter_time);
   }
-  app.job_demand_max = job_demand;
-  app.app_demand_max = std::max(job_demand, static_cast<int>(spec_.jobs.size()) * spec_.jobs.front().gpus);
-  app.budget = t_cluster_ * std::min(cluster_.size(), app.app_demand_max);
-  app.cluster_gpus = cluster_.size();
-  app.n_avg = 1;
-  return bidder::shared_finish_time(app, gpus, s);
+  std::sort(times.begin(), times.end());
+  const Seconds median = times[times.size() / 2];  // future phases' survivors are unknown (§4.3.2)
+  Seconds total = bidder::phase_finish_time(work, gpus, phase_job_demand(phase_), s);
+  double longest_iterations = 0;
+  for (const JobSpec& js : spec_.jobs) longest_iterations = std::max(longest_iterations, static_cast<double>(js.iterations));
+  for (int p = phase_ + 1; p < phases(); ++p) {
+    work.assign(static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p)),
+                longest_iterations * iter_factor * median);
+    total += bidder::phase_finish_time(work, gpus, phase_job_demand(p), s);
+  }
+  return total;
 }
 
 double SimApp::rho_for(int gpus, double s, Seconds wait) const {
@@ -325,14 +349,27 @@ double SimApp::placement_score_so_far() const {
   return running_gpu_seconds_ > 0 ? placed_gpu_seconds_ / running_gpu_seconds_ : 1.0;
 }
 
+Seconds SimApp::progress_start(std::size_t j) const {
+  const Job& job = jobs_[j];
+  if (assignment_[j] != job.running_on) return now_ + settings_.restart_cost;
+  return std::max(now_, job.resumes_at);
+}
+
 void SimApp::advance_to(Seconds t) {
   if (t < now_) throw std::logic_error("app " + spec_.name + ": time went backwards");
   const Seconds dt = t - now_;
   if (dt > 0 && !finished_) {
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       Job& job = jobs_[j];
-      if (!runnable(job) || assignment_[j].empty()) continue;
-      job.done = std::min(job.target, job.done + dt * rate(j, assignment_[j]));
+      if (!runnable(job) || assignment_[j].empty()) {
+        job.running_on.clear();  // stopped: whatever it gets next is a restart
+        continue;
+      }
+      // The GPU set is committed once time moves on, so GPUs lost and won back at one instant (a
+      // renewed lease) cost nothing.
+      job.resumes_at = progress_start(j);
+      job.running_on = assignment_[j];
+      job.done = std::min(job.target, job.done + std::max(0.0, t - job.resumes_at) * rate(j, assignment_[j]));
       const double g = static_cast<double>(assignment_[j].size());
       running_gpu_seconds_ += g * dt;
       placed_gpu_seconds_ += g * dt / slowdown(j, assignment_[j]);
@@ -422,7 +459,7 @@ void SimApp::refresh_next_completion() {
   if (finished_) return;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     if (!runnable(jobs_[j]) || assignment_[j].empty()) continue;
-    next_completion_ = std::min(next_completion_, now_ + (jobs_[j].target - jobs_[j].done) / rate(j, assignment_[j]));
+    next_completion_ = std::min(next_completion_, progress_start(j) + (jobs_[j].target - jobs_[j].done) / rate(j, assignment_[j]));
   }
 }
 

@@ -31,6 +31,9 @@ struct AppSettings {
   // machines and S / (1 + lie) for bundles within one machine, to win the dense placements.
   AppId liar = -1;
   double lie = 0;
+  // A job whose GPU set changes (started, moved, grown or shrunk) makes no progress for this long:
+  // checkpoint, container start, restore (Themis §6.3: ~35 s container start, 5–10 s checkpoint).
+  Seconds restart_cost = 0;
 };
 
 class SimApp final : public arbiter::AppModel {
@@ -85,6 +88,8 @@ class SimApp final : public arbiter::AppModel {
     double target = 0;        // iterations at which the current phase (or the job) ends
     bool active = true;       // still in the app (not finished, not halved away)
     bool phase_done = false;  // successive halving: reached this phase's target
+    std::vector<GpuIndex> running_on;  // the GPUs it last ran on (empty: stopped)
+    Seconds resumes_at = 0;            // end of its current restart (AppSettings::restart_cost)
   };
   using Assignment = std::vector<std::vector<GpuIndex>>;  // GPUs per job
 
@@ -102,6 +107,8 @@ class SimApp final : public arbiter::AppModel {
   Seconds compute_remaining(int gpus, double s) const;
   double rho_for(int gpus, double s, Seconds wait) const;
   double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
+  // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
+  Seconds progress_start(std::size_t j) const;
   void reassign();
   void refresh_next_completion();
   Seconds median_serial_iter_time() const;

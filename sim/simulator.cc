@@ -32,6 +32,7 @@ class Run {
     app_settings_.error_seed = settings.seed;
     app_settings_.liar = settings.liar;
     app_settings_.lie = settings.lie;
+    app_settings_.restart_cost = settings.restart_cost;
     for (GpuIndex g = 0; g < cluster.size(); ++g) free_.push_back(g);
   }
 
@@ -142,6 +143,14 @@ class Run {
     }
     for (auto& [id, app] : active_) input.apps.push_back(app.get());
     const arbiter::RoundOutcome outcome = policy_.run_round(input, rng_);
+    if (!outcome.auction.bidders.empty()) {
+      ++stats_.auctions;
+      stats_.auction_offered_gpus += static_cast<long long>(input.free_gpus.size());
+      const AppId worst = outcome.auction.bidders.front();
+      if (std::none_of(outcome.auction.winners.begin(), outcome.auction.winners.end(),
+                       [worst](const arbiter::AuctionRecord::Winner& w) { return w.app == worst && !w.kept.empty(); }))
+        ++stats_.auctions_worst_bidder_won_nothing;
+    }
     for (const arbiter::Grant& grant : outcome.grants) {
       auto it = active_.find(grant.app);
       if (it == active_.end())

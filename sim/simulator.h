@@ -25,6 +25,7 @@ struct SimSettings {
   double estimate_error = 0;  // AppSettings::estimate_error (Themis Fig 17)
   AppId liar = -1;            // AppSettings::liar / lie (Themis Fig 18)
   double lie = 0;
+  Seconds restart_cost = 0;   // AppSettings::restart_cost
 };
 
 struct AppResult {
@@ -47,6 +48,11 @@ struct SimStats {
   long long rounds = 0;
   long long granted_gpus = 0;
   long long leftover_gpus = 0;  // of granted_gpus, those a Themis round gave out as leftover
+  // Rounds with an auction (at least one bidder), the free GPUs they offered, and those in which the
+  // first bidder (the worst current ρ) won no GPU in the auction itself.
+  long long auctions = 0;
+  long long auction_offered_gpus = 0;
+  long long auctions_worst_bidder_won_nothing = 0;
   Seconds start_time = 0;
   Seconds end_time = 0;
   // ∫ (GPUs the active apps' unfinished jobs could use) dt while apps arrive (first to last

@@ -100,7 +100,7 @@ AppSpec parse_app_json(std::string_view line, std::string_view where) {
   json j;
   try {
     j = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large for a double
     fail(where, "json", std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object()) fail(where, "json", "each line must be one JSON object");

@@ -13,7 +13,9 @@ class StdoutReporter final : public Reporter {
   ~StdoutReporter() override { flush(); }
   void record(const IterationRecord& record) override {
     append_iteration_line(buffer_, job_, rank_, record);
-    if (++pending_ >= batch_) flush();
+    // The first iteration of a run goes out at once: it tells the launcher the job trains again.
+    if (++pending_ >= batch_ || !first_sent_) flush();
+    first_sent_ = true;
   }
   void event(const EventRecord& event) override {
     append_event_line(buffer_, job_, rank_, event);
@@ -31,6 +33,7 @@ class StdoutReporter final : public Reporter {
   int rank_;
   std::size_t batch_;
   std::size_t pending_ = 0;
+  bool first_sent_ = false;
   std::string buffer_;
 };
 
@@ -55,9 +58,11 @@ class ZmqPushReporter final : public Reporter {
     }
     if (batch_.empty()) batch_started_ = std::chrono::steady_clock::now();
     append_iteration_line(batch_, job_, rank_, record);
-    if (++batch_records_ >= kBatchRecords || std::chrono::steady_clock::now() - batch_started_ >= kBatchAge) {
-      try_send();
+    if (++batch_records_ >= kBatchRecords || std::chrono::steady_clock::now() - batch_started_ >= kBatchAge ||
+        !first_sent_) {
+      try_send();  // the first iteration of a run at once, as in StdoutReporter
     }
+    first_sent_ = true;
   }
   void event(const EventRecord& event) override {
     append_event_line(batch_, job_, rank_, event);
@@ -89,6 +94,7 @@ class ZmqPushReporter final : public Reporter {
   zmq::socket_t socket_;
   std::string batch_;
   std::size_t batch_records_ = 0;
+  bool first_sent_ = false;
   std::chrono::steady_clock::time_point batch_started_{};
   std::uint64_t dropped_ = 0;
 };

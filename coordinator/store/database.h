@@ -98,6 +98,6 @@ class Database {
   std::string path_;
 };
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 3;
 
 }  // namespace themis::store

@@ -151,10 +151,60 @@ LEFT JOIN leases l ON l.gpu = g.gpu AND l.state = 'active'
 GROUP BY h.id ORDER BY h.name;
 )sql";
 
+
+// Failed jobs and admission control (docs/reliability.md).
+const char* const kVersion2 = R"sql(
+ALTER TABLE apps ADD COLUMN admission TEXT;     -- NULL: admitted; else why it waits ("queued: admission (...)")
+ALTER TABLE jobs ADD COLUMN retry_at REAL;      -- PENDING after a failure: not placed before this time
+ALTER TABLE jobs ADD COLUMN failure TEXT;       -- "class: reason" of the last failed attempt
+CREATE INDEX jobs_in_backoff ON jobs(retry_at) WHERE retry_at IS NOT NULL;
+
+CREATE TABLE job_failures (
+  id          INTEGER PRIMARY KEY,
+  app_id      INTEGER NOT NULL,
+  job         INTEGER NOT NULL,
+  attempt     INTEGER NOT NULL,
+  ts          REAL NOT NULL,
+  class       TEXT NOT NULL CHECK (class IN ('user_error','out_of_memory','communication','node_failure','preemption','other')),
+  exit_code   INTEGER,
+  exit_signal INTEGER,
+  reason      TEXT NOT NULL,                    -- what was seen: exit status and the matching log line
+  decision    TEXT NOT NULL CHECK (decision IN ('retry','failed','resume','launcher')),
+  retry_at    REAL,                             -- decision 'retry': end of the back-off
+  summary     TEXT NOT NULL DEFAULT '',         -- e.g. "retry 2 of 3 after 20 s back-off"
+  FOREIGN KEY (app_id, job) REFERENCES jobs(app_id, job)
+);
+CREATE INDEX job_failures_by_job ON job_failures(app_id, job, attempt);
+
+-- Same columns as before plus reason; an app waiting for admission shows as QUEUED.
+DROP VIEW apps_rho;
+CREATE VIEW apps_rho AS
+SELECT a.id AS app, a.name, a.owner,
+       CASE WHEN a.state = 'PENDING' AND a.admission IS NOT NULL THEN 'QUEUED' ELSE a.state END AS state, a.rho,
+       (SELECT count(*) FROM leases l WHERE l.app_id = a.id AND l.state = 'active') AS gpus_held,
+       (SELECT count(*) FROM jobs j WHERE j.app_id = a.id) AS jobs,
+       (SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state IN ('STARTING','RUNNING','STOPPING')) AS jobs_running,
+       (SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state = 'PENDING') AS jobs_pending,
+       (SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state IN ('COMPLETED','FAILED','CANCELLED')) AS jobs_done,
+       strftime('%Y-%m-%dT%H:%M:%SZ', a.submitted_at, 'unixepoch') AS submitted,
+       a.admission AS reason
+FROM apps a;
+)sql";
+
+// Round timing, measured in the coordinator's loop (docs/admin.md "Round timing"), unix seconds.
+const char* const kVersion3 = R"sql(
+ALTER TABLE rounds ADD COLUMN event_at REAL;            -- the resource event: earliest expiry among the leases it re-auctions, else when the trigger was noticed
+ALTER TABLE rounds ADD COLUMN offers_sent_at REAL;      -- offers handed to ZeroMQ (NULL: no launcher was offered GPUs)
+ALTER TABLE rounds ADD COLUMN auction_started_at REAL;  -- the policy's round began (bids in, or the offer deadline passed)
+ALTER TABLE rounds ADD COLUMN auction_finished_at REAL; -- the policy's round returned
+ALTER TABLE rounds ADD COLUMN committed_at REAL;        -- the round's transaction committed
+ALTER TABLE rounds ADD COLUMN grants_sent_at REAL;      -- every launcher's grant handed to ZeroMQ
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3};
   return steps;
 }
 

@@ -30,6 +30,19 @@ TEST(Crc32c, ExtendingInPiecesEqualsOneShot) {
   }
 }
 
+TEST(Crc32c, TheCpuInstructionAndTheSoftwarePathAgree) {
+  std::string data;
+  for (int i = 0; i < 4099; ++i) data.push_back(static_cast<char>(i * 131 + 17));
+  for (std::size_t size : {0UL, 1UL, 7UL, 8UL, 9UL, 63UL, 64UL, 4099UL}) {
+    for (std::size_t offset : {0UL, 1UL, 3UL}) {
+      if (offset + size > data.size()) continue;
+      EXPECT_EQ(crc32c_extend(0x1234U, data.data() + offset, size), crc32c_extend_portable(0x1234U, data.data() + offset, size))
+          << "size " << size << " offset " << offset;
+    }
+  }
+  EXPECT_EQ(crc32c_extend_portable(0, "123456789", 9), 0xE3069283U);
+}
+
 TEST(Crc32c, DetectsEverySingleBitFlip) {
   std::string data(64, 'a');
   const std::uint32_t original = crc32c(data);

@@ -38,7 +38,9 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_duration) : nodes_(std::move(nodes)) {
+TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_duration,
+                         const std::string& coordinator_settings)
+    : nodes_(std::move(nodes)) {
   endpoint_ = "tcp://127.0.0.1:" + std::to_string(free_port());
   const std::string keys = dir_.file("keys");
   std::vector<std::pair<std::string, std::string>> principals = {{"coordinator", ""}, {"alice", "user"}, {"bob", "user"}, {"root", "admin"}, {"mallory", ""}};
@@ -48,7 +50,8 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
          << "[coordinator]\nlisten = \"" << endpoint_ << "\"\ndatabase = \"" << db_path() << "\"\n"
          << "authorized_keys = \"" << dir_.file("authorized_keys") << "\"\nsecret_key = \"" << keys
          << "/coordinator.key_secret\"\nheartbeat_interval = \"" << kHeartbeatMs << "ms\"\nheartbeat_lives = 3\n"
-         << "lease_duration = \"" << lease_duration << "\"\nround_batch_window = \"50ms\"\npolicy = \"" << THEMIS_TEST_POLICY << "\"\n";
+         << "lease_duration = \"" << lease_duration << "\"\nround_batch_window = \"50ms\"\npolicy = \"" << THEMIS_TEST_POLICY << "\"\n"
+         << coordinator_settings;
   write_file("themis.toml", config.str());
   for (const auto& [name, role] : principals) {
     auto r = run_command({kBin + "/themisctl", "keygen", name, "--dir", keys});
@@ -97,6 +100,8 @@ void TestCluster::start_coordinator(const std::map<std::string, std::string>& en
 }
 
 void TestCluster::kill_coordinator(int sig) { coordinator_.kill_and_wait(sig); }
+
+void TestCluster::signal_coordinator(int sig) { coordinator_.signal(sig); }
 
 void TestCluster::start_node(const std::string& host) {
   nodelets_[host] = Process({kBin + "/themis-nodelet", "-c", dir_.file(host + ".toml")}, dir_.file(host + ".log"));

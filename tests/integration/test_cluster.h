@@ -22,11 +22,14 @@ struct NodeSpec {
 class TestCluster {
  public:
   // Users "alice" and "bob" (role user), "root" (admin); one node key per node.
-  explicit TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_duration = "60s");
+  // `coordinator_settings`: extra lines for the [coordinator] table (e.g. "fairness_knob = 0\n").
+  explicit TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_duration = "60s",
+                       const std::string& coordinator_settings = "");
   ~TestCluster();
 
   void start_coordinator(const std::map<std::string, std::string>& env = {});
   void kill_coordinator(int sig);
+  void signal_coordinator(int sig);
   void start_node(const std::string& host);
   void kill_node(const std::string& host, int sig);
 

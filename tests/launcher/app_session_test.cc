@@ -107,6 +107,60 @@ TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
   EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
 }
 
+// A restarted launcher resumes successive halving from its predecessor's saved state: the phase,
+// the jobs stopped early, and the loss of a job that already reached the phase's target.
+TEST(AppSession, ARestartedSessionResumesTheSchedulerFromTheSavedState) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig config{.app = 42, .scheduler = {SchedulerKind::kSuccessiveHalving, 4, {10, 20, 40}}, .gpus_per_job = 1,
+                           .lease_seconds = 30, .default_serial_iter_time = 0.5};
+  AppSession first(cluster, config, {{}, {}, {}, {}}, "", 0, 1);
+  first.on_leases({0, 1, 2, 3}, 1);
+  ASSERT_EQ(first.take_launches().size(), 4U);
+  const double losses[] = {0.9, 0.3, 0.5, 0.1};
+  auto finish = [](AppSession& session, int job, int attempt, std::int64_t iteration, double loss) {
+    const std::string name = "42_" + std::to_string(job) + "@" + std::to_string(attempt);
+    session.on_report_line(event_line(name, 0, 0, "start", {{"resumed_from", "-1"}}), 2);
+    session.on_report_line(iteration_line(name, 0, iteration, 0.1, loss), 2);
+    session.on_report_line(event_line(name, 0, iteration, "exit", {{"status", "completed"}}), 2);
+    session.on_rank_exit(job, attempt, 0, 0, 0, 2);
+  };
+  for (int j = 0; j < 4; ++j) finish(first, j, 1, 10, losses[j]);
+  EXPECT_EQ(first.agent().scheduler().phase(), 1);
+  const auto phase2 = first.take_launches();  // jobs 1 and 3 go on
+  ASSERT_EQ(phase2.size(), 2U);
+  finish(first, 1, 2, 30, 0.05);
+  const std::string saved = first.saved_state();
+  // Iterations of a running job do not change the saved state (it is sent with every status).
+  first.on_report_line(event_line("42_3@2", 0, 10, "start", {{"resumed_from", "10"}}), 3);
+  first.on_report_line(iteration_line("42_3@2", 0, 15, 0.1, 0.2), 3);
+  EXPECT_EQ(first.saved_state(), saved);
+
+  AppSession second(cluster, config, {{}, {}, {}, {}}, "", 0, 1);
+  for (int j = 0; j < 4; ++j) second.restore_attempt(j, j == 1 || j == 3 ? 2 : 1);
+  second.restore_state(saved);
+  EXPECT_EQ(second.agent().scheduler().phase(), 1);
+  EXPECT_EQ(second.agent().scheduler().status(0), JobStatus::kStoppedEarly);
+  EXPECT_EQ(second.agent().job(1).state, JobState::kIdle);
+  second.on_leases({0}, 4);
+  const auto launches = second.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 3);
+  EXPECT_EQ(launches[0].attempt, 3);
+  EXPECT_EQ(nlohmann::json::parse(launches[0].env.at("THEMIS_HPARAMS"))["iterations"], 30);
+  finish(second, 3, 3, 30, 0.07);
+  EXPECT_EQ(second.agent().scheduler().phase(), 2);
+  EXPECT_EQ(second.agent().scheduler().status(3), JobStatus::kStoppedEarly) << "job 1's loss 0.05 beats job 3's 0.07";
+  EXPECT_EQ(second.agent().scheduler().status(1), JobStatus::kActive);
+  second.on_leases({0}, 6);
+  const auto last = second.take_launches();
+  ASSERT_EQ(last.size(), 1U);
+  EXPECT_EQ(last[0].job, 1);
+  EXPECT_EQ(nlohmann::json::parse(last[0].env.at("THEMIS_HPARAMS"))["iterations"], 70);
+
+  EXPECT_THROW(second.restore_state("{\"phase\":0,\"jobs\":[]}"), std::invalid_argument);
+  EXPECT_THROW(second.restore_state("not json"), std::invalid_argument);
+}
+
 // Real sockets: the worker's own ZeroMQ reporter pushes to the launcher's PULL socket.
 TEST(AppSession, WorkerReporterReachesTheReceiver) {
   zmq::context_t context(1);

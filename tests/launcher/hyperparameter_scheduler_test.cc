@@ -83,3 +83,34 @@ TEST(HyperparameterScheduler, BadSpecsAreRejectedByName) {
 
 }  // namespace
 }  // namespace themis::launcher
+
+namespace themis::launcher {
+namespace {
+
+TEST(HyperparameterScheduler, RestoredProgressContinuesWhereTheSavedOneStopped) {
+  HyperparameterScheduler first(halving(4, {10, 20, 40}));
+  const double losses[] = {0.9, 0.3, 0.5, 0.1};
+  for (int j = 0; j < 4; ++j) first.report(j, 10, losses[j]);
+  first.advance_if_phase_done();
+  first.report(1, 30, 0.05);  // job 1 reached phase 2's target, job 3 has not
+
+  HyperparameterScheduler second(halving(4, {10, 20, 40}));
+  second.restore(first.progress());
+  EXPECT_EQ(second.phase(), 1);
+  EXPECT_EQ(second.current_jobs(), (std::vector<int>{1, 3}));
+  EXPECT_EQ(second.status(0), JobStatus::kStoppedEarly);
+  EXPECT_EQ(second.status(1), JobStatus::kPhaseDone);
+  EXPECT_EQ(second.runnable_jobs(), (std::vector<int>{3}));
+  second.report(3, 30, 0.07);
+  EXPECT_EQ(second.advance_if_phase_done(), (std::vector<int>{3})) << "job 1's restored loss 0.05 beats 0.07";
+
+  SchedulerProgress wrong = first.progress();
+  wrong.status.pop_back();
+  EXPECT_THROW(second.restore(wrong), std::invalid_argument);
+  wrong = first.progress();
+  wrong.phase = 3;
+  EXPECT_THROW(second.restore(wrong), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace themis::launcher

@@ -48,6 +48,14 @@ TEST(LaunchSpec, ErrorsNameTheFileLineAndField) {
             std::string::npos);
 }
 
+TEST(LaunchSpec, SaysWhoStartsTheLauncher) {
+  EXPECT_TRUE(parse_launch_spec("[scheduler]\niterations = 10\n", "a.toml", 1).started_by_coordinator);
+  EXPECT_TRUE(parse_launch_spec("[scheduler]\nlauncher = \"coordinator\"\n", "a.toml", 1).started_by_coordinator);
+  EXPECT_FALSE(parse_launch_spec("[scheduler]\nlauncher = \"foreground\"\n", "a.toml", 1).started_by_coordinator);
+  EXPECT_EQ(error_of("[scheduler]\nlauncher = \"cron\"\n", 1),
+            "sweep.toml:2:12: scheduler.launcher: must be \"coordinator\" or \"foreground\"");
+}
+
 TEST(LaunchSpec, HyperparametersAreTypedForTheWorker) {
   const auto json = nlohmann::json::parse(
       hparams_json({{"lr", "0.05"}, {"batch_size", "32"}, {"model", "mlp"}, {"nesterov", "true"}}, 120));

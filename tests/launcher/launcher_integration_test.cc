@@ -23,7 +23,8 @@ std::string spec(const std::string& name, const std::string& dir, int gpus_per_j
          "hyperparameters = { lr = [\"0.05\"] }\n"
          "resources = { gpus_per_job = " + std::to_string(gpus_per_job) + " }\n"
          "checkpoint = { dir = \"" + dir + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
-         "[scheduler]\niterations = " + std::to_string(iterations) + "\nserial_iter_time = 0.01\n";
+         "[scheduler]\nlauncher = \"foreground\"\niterations = " + std::to_string(iterations) +
+         "\nserial_iter_time = 0.01\n";
 }
 
 TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishes) {

@@ -1,6 +1,8 @@
 // The simulator's evaluation semantics: T_id on a 1/N_avg share (Themis §3.2), GPUs freed within the
-// batching window offered in one round (architecture.md §2 step 1), and bids that charge a bundle's
-// spread only to jobs that span several GPUs.
+// batching window offered in one round (architecture.md §2 step 1), bids that charge a bundle's
+// spread only to jobs that span several GPUs, successive-halving estimates priced at each phase's own
+// job demand, the app scheduler's longest-first order and its keeping of a job's GPUs across a
+// renewed lease, and the restart cost of a job whose GPUs change.
 #include <gtest/gtest.h>
 
 #include "coordinator/arbiter/policies/registry.h"
@@ -110,6 +112,77 @@ TEST(Bid, NewJobsArePlacedByTheirOwnBundleNotTheAppsOtherGpus) {
     return 0.0;
   };
   EXPECT_LT(rho_of({2, 3}) * 1.2, rho_of({2, 4}));
+}
+
+Cluster one_machine(int gpus) {
+  ClusterSpec spec;
+  spec.name = "one-machine";
+  spec.machines.push_back({"m0", "r0", {gpus}});
+  return Cluster(spec);
+}
+
+TEST(SuccessiveHalving, LaterPhasesArePricedAtTheirOwnJobDemand) {
+  // Four 1-GPU jobs of 100 iterations of 1 s; phase 1 runs 2 jobs on 2 GPUs each, phase 2 one job on 4.
+  // On 4 GPUs: 100 + 200/4 + 100/4 = 175 s, which is T_id on the whole 4-GPU cluster. Capping the later
+  // phases at phase 0's one GPU per job would say 100 + 100 + 100 = 300 s.
+  const Cluster cluster = one_machine(4);
+  const auto spec = parse_trace(
+      R"({"name":"sh","arrival":0,"scheme":"successive_halving","jobs":[{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100}]})",
+      "sh")[0];
+  SimApp app(0, spec, cluster, AppSettings{}, 1);
+  const GpuIndex all[] = {0, 1, 2, 3};
+  EXPECT_NEAR(app.remaining_time(all), 175.0, 1e-9);
+  EXPECT_NEAR(app.independent_time(1.0), 175.0, 1e-9);
+}
+
+AppResult run_alone(const Cluster& cluster, const std::string& line, const std::string& policy_name,
+                    SimSettings settings) {
+  auto policy = arbiter::policies::make_policy(policy_name);
+  const SimResult r = simulate(cluster, parse_trace(line, "alone"), *policy, settings);
+  EXPECT_EQ(r.apps.size(), 1u);
+  EXPECT_TRUE(r.apps.at(0).finished);
+  return r.apps.at(0);
+}
+
+TEST(AppScheduler, StartsTheLongestWaitingJobFirst) {
+  // Jobs of 100, 100 and 300 s (in that order) on 2 GPUs: longest first runs the 300 s job at once and
+  // the two short ones one after the other beside it, 300 s in all; job order would end at 400 s.
+  const Cluster cluster = one_machine(2);
+  const std::string app =
+      R"({"name":"a","arrival":0,"jobs":[{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":100},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":300}]})";
+  SimSettings s;
+  s.lease = 10000;
+  EXPECT_NEAR(run_alone(cluster, app, "fifo", s).jct, 300.0, 1e-6);
+}
+
+TEST(Restart, EveryStartCostsTheRestartButARenewedLeaseDoesNot) {
+  // One 1000 s job on the only GPU, 50 s restart cost, 300 s leases: it pays once, when it starts; at
+  // every expiry its app wins the same GPU back at the same instant and the job keeps running.
+  const Cluster cluster = one_machine(1);
+  const std::string app =
+      R"({"name":"a","arrival":0,"jobs":[{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":1000}]})";
+  for (const char* policy : {"fifo", "themis"}) {
+    SimSettings s;
+    s.lease = 300;
+    s.restart_cost = 50;
+    EXPECT_NEAR(run_alone(cluster, app, policy, s).jct, 1050.0, 1e-6) << policy;
+    s.restart_cost = 0;
+    EXPECT_NEAR(run_alone(cluster, app, policy, s).jct, 1000.0, 1e-6) << policy;
+  }
+}
+
+TEST(Restart, AJobRunningAtALeaseExpiryKeepsItsGpusOverALongerWaitingJob) {
+  // Jobs of 400 and 350 s on one GPU, 100 s leases, 10 s restart cost. Longest first starts the 400 s
+  // job; at the 100 s expiry it has 310 s left, less than the waiting job's 350, but it was running and
+  // wins its GPU back, so it goes on: 10 + 400, then the second job restarts: + 10 + 350 = 770 s.
+  // Switching to the longer job at every expiry would pay a restart each time and end later.
+  const Cluster cluster = one_machine(1);
+  const std::string app =
+      R"({"name":"a","arrival":0,"jobs":[{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":400},{"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":350}]})";
+  SimSettings s;
+  s.lease = 100;
+  s.restart_cost = 10;
+  EXPECT_NEAR(run_alone(cluster, app, "fifo", s).jct, 770.0, 1e-6);
 }
 
 }  // namespace

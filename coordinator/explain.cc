@@ -1,0 +1,514 @@
+#include "coordinator/explain.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace themis::coordinator {
+
+using nlohmann::json;
+
+namespace {
+
+json row_of(store::Statement& st) {
+  json row = json::object();
+  for (int c = 0; c < st.columns(); ++c) {
+    const std::string name = st.column_name(c);
+    if (st.is_null(c)) row[name] = nullptr;
+    else if (st.type(c) == SQLITE_INTEGER) row[name] = st.int64(c);
+    else if (st.type(c) == SQLITE_FLOAT) row[name] = st.real(c);
+    else row[name] = st.text(c);
+  }
+  return row;
+}
+
+std::optional<json> one_row(store::Database& db, const std::string& sql, std::int64_t param) {
+  auto st = db.prepare(sql);
+  st.bind(1, param);
+  if (!st.step()) return std::nullopt;
+  return row_of(st);
+}
+
+json all_rows(store::Database& db, const std::string& sql, std::int64_t param) {
+  auto st = db.prepare(sql);
+  if (sql.find('?') != std::string::npos) st.bind(1, param);
+  json rows = json::array();
+  while (st.step()) rows.push_back(row_of(st));
+  return rows;
+}
+
+double number(const json& v, double fallback = 0) { return v.is_number() ? v.get<double>() : fallback; }
+
+std::string iso(double ts) {
+  const auto seconds = static_cast<std::time_t>(std::floor(ts));
+  const int millis = std::min(999, static_cast<int>(std::lround((ts - std::floor(ts)) * 1000.0)));
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%03dZ", millis);
+  return std::string(buf) + fraction;
+}
+
+std::string fixed(double v, int digits = 3) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << std::fixed << v;
+  return s.str();
+}
+
+std::string rho_text(const json& v) { return v.is_number() ? fixed(v.get<double>()) : "unknown"; }
+
+std::string duration(double seconds) {
+  if (seconds < 120) return fixed(seconds, 3) + " s";
+  const auto total = static_cast<long long>(std::llround(seconds));
+  std::ostringstream s;
+  if (total >= 86400) s << total / 86400 << "-";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", (total / 3600) % 24, (total / 60) % 60, total % 60);
+  s << buf;
+  return s.str();
+}
+
+bool contains(const json& array, std::int64_t value) {
+  if (!array.is_array()) return false;
+  return std::any_of(array.begin(), array.end(), [&](const json& v) { return v.is_number() && v.get<std::int64_t>() == value; });
+}
+
+json parse_or(const json& text, json fallback) {
+  if (!text.is_string()) return fallback;
+  try {
+    return json::parse(text.get<std::string>());
+  } catch (const json::exception&) {
+    return fallback;
+  }
+}
+
+std::string last_line(const json& text) {
+  if (!text.is_string()) return "";
+  std::string s = text.get<std::string>();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  const auto cut = s.rfind('\n');
+  return cut == std::string::npos ? s : s.substr(cut + 1);
+}
+
+std::string app_label(std::int64_t id, const std::string& name) { return "app " + std::to_string(id) + " (" + name + ")"; }
+
+// Cluster-wide facts used by several verdicts.
+struct ClusterNow {
+  std::int64_t hosts_up = 0;
+  std::int64_t gpus_up = 0;
+  std::int64_t free_gpus = 0;
+  json next_expiry;  // {expiry, app, name, gpu} or null
+};
+
+ClusterNow cluster_now(store::Database& db) {
+  ClusterNow c;
+  auto st = db.prepare(
+      "SELECT (SELECT count(*) FROM hosts WHERE state = 'up'), "
+      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up'), "
+      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' "
+      " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active'))");
+  st.step();
+  c.hosts_up = st.int64(0);
+  c.gpus_up = st.int64(1);
+  c.free_gpus = st.int64(2);
+  auto next = db.prepare(
+      "SELECT l.expiry, l.app_id AS app, a.name, l.gpu FROM leases l JOIN apps a ON a.id = l.app_id "
+      "WHERE l.state = 'active' ORDER BY l.expiry, l.gpu LIMIT 1");
+  if (next.step()) c.next_expiry = row_of(next);
+  return c;
+}
+
+std::string next_expiry_text(const ClusterNow& c) {
+  if (c.next_expiry.is_null()) return "no lease is active";
+  return "the next lease expiry is at " + iso(number(c.next_expiry["expiry"])) + " (GPU " +
+         c.next_expiry["gpu"].dump() + ", " +
+         app_label(c.next_expiry["app"].get<std::int64_t>(), c.next_expiry["name"].get<std::string>()) + ")";
+}
+
+std::string now_text(const ClusterNow& c) {
+  if (c.free_gpus > 0) return "Now: " + std::to_string(c.free_gpus) + " of " + std::to_string(c.gpus_up) + " GPUs are free.";
+  return "Now: all " + std::to_string(c.gpus_up) + " GPUs of the up hosts are leased; " + next_expiry_text(c) + ".";
+}
+
+struct Verdict {
+  std::string reason;
+  std::string headline;
+  std::vector<std::string> details;
+  json facts = json::object();
+};
+
+// Why the app's pending jobs did not start: admission, back-off, concurrency, then what the last
+// round that considered the app decided, then the cluster as it is now.
+Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
+                        double fairness_knob) {
+  Verdict v;
+  const std::int64_t id = app["id"].get<std::int64_t>();
+  const std::string label = app_label(id, app["name"].get<std::string>());
+  const std::int64_t per_job = app["gpus_per_job"].get<std::int64_t>();
+  const std::int64_t max_concurrent = app["max_concurrent_jobs"].get<std::int64_t>();
+  std::int64_t pending = 0, active = 0, in_backoff = 0;
+  json backoff = json::array();
+  for (const auto& j : jobs) {
+    const std::string state = j["state"].get<std::string>();
+    if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") ++active;
+    if (state != "PENDING") continue;
+    ++pending;
+    if (j.contains("retry_at") && j["retry_at"].is_number()) {
+      ++in_backoff;
+      backoff.push_back({{"job", j["job"]}, {"retry_at", j["retry_at"]}, {"failure", j.value("failure", json())}});
+    }
+  }
+  v.facts["jobs_pending"] = pending;
+  v.facts["jobs_active"] = active;
+  v.facts["gpus_per_job"] = per_job;
+  v.facts["free_gpus"] = now_c.free_gpus;
+  v.facts["gpus_up"] = now_c.gpus_up;
+  v.facts["next_expiry"] = now_c.next_expiry.is_null() ? json() : now_c.next_expiry["expiry"];
+
+  if (app.contains("admission") && app["admission"].is_string()) {
+    v.reason = "Admission";
+    v.headline = label + " waits for admission: " + app["admission"].get<std::string>() + ".";
+    v.facts["admission"] = app["admission"];
+    return v;
+  }
+  if (now_c.hosts_up == 0) {
+    v.reason = "NodesDown";
+    v.headline = label + " is pending: no host is up, so there are no GPUs to give out.";
+    return v;
+  }
+  if (pending > 0 && in_backoff == pending) {
+    v.reason = "Backoff";
+    const auto& first = backoff[0];
+    v.headline = label + " is pending: its job " + std::to_string(id) + "_" + first["job"].dump() +
+                 " waits out a retry back-off until " + iso(first["retry_at"].get<double>()) +
+                 (first["retry_at"].get<double>() > now ? " (in " + duration(first["retry_at"].get<double>() - now) + ")"
+                                                        : " (due now)") +
+                 (first["failure"].is_string() ? " after a failure (" + first["failure"].get<std::string>() + ")" : "") + ".";
+    v.facts["backoff"] = backoff;
+    return v;
+  }
+  if (active >= max_concurrent) {
+    v.reason = "AppConcurrency";
+    v.headline = label + " runs " + std::to_string(active) + " jobs, its max_concurrent_jobs = " +
+                 std::to_string(max_concurrent) + "; its " + std::to_string(pending) +
+                 " pending jobs start when one of them ends.";
+    v.facts["max_concurrent_jobs"] = max_concurrent;
+    return v;
+  }
+
+  // GPUs it holds that none of its jobs runs on: a launcher app places its own jobs (LaunchJob).
+  const json unused = all_rows(db,
+                               "SELECT l.gpu FROM leases l WHERE l.app_id = ? AND l.state = 'active' AND NOT EXISTS "
+                               "(SELECT 1 FROM jobs j, json_each(j.placement) p WHERE j.app_id = l.app_id AND p.value = l.gpu "
+                               "AND j.state IN ('STARTING','RUNNING','STOPPING')) ORDER BY l.gpu",
+                               id);
+  if (static_cast<std::int64_t>(unused.size()) >= per_job) {
+    json gpus = json::array();
+    for (const auto& row : unused) gpus.push_back(row["gpu"]);
+    v.reason = "Launching";
+    v.headline = label + " holds GPUs " + gpus.dump() + " that none of its jobs runs on yet: its launcher places its " +
+                 std::to_string(pending) + " pending job(s) on them (LaunchJob).";
+    v.facts["unused_gpus"] = gpus;
+    return v;
+  }
+
+  const auto last = one_row(db,
+                            "SELECT b.round_id, b.rho_before, b.rho_no_new, b.bid_rows, b.won, b.grant_kind, r.started_at, "
+                            "r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, r.outcome "
+                            "FROM bids b JOIN rounds r ON r.id = b.round_id WHERE b.app_id = ? ORDER BY b.round_id DESC LIMIT 1",
+                            id);
+  if (!last) {
+    if (now_c.free_gpus == 0) {
+      v.reason = "Resources";
+      v.headline = label + " is pending: no GPU has been free since it was submitted at " +
+                   iso(number(app["submitted_at"])) + " (all " + std::to_string(now_c.gpus_up) +
+                   " GPUs of the up hosts are leased), so no round has run; " + next_expiry_text(now_c) + ".";
+    } else {
+      v.reason = "New";
+      v.headline = label + " was submitted at " + iso(number(app["submitted_at"])) +
+                   " and no round has considered it yet; " + std::to_string(now_c.free_gpus) +
+                   " GPUs are free, and the next round runs within the batch window.";
+    }
+    return v;
+  }
+
+  const json& r = *last;
+  const std::int64_t round = r["round_id"].get<std::int64_t>();
+  const json offered_to = parse_or(r["offered_to"], json::array());
+  const json outcome = parse_or(r["outcome"], json::object());
+  const json won = parse_or(r["won"], json::array());
+  const json bid_rows = parse_or(r["bid_rows"], json::array());
+  const bool offered = contains(offered_to, id);
+  const bool bid = r["rho_no_new"].is_number();
+  const bool granted = r["grant_kind"].is_string();
+  const std::int64_t active_apps = r["apps"].get<std::int64_t>();
+  const std::int64_t free_then = r["free_gpus"].get<std::int64_t>();
+  const json everyone = all_rows(db,
+                                 "SELECT b.app_id AS app, a.name, b.rho_before AS rho FROM bids b JOIN apps a ON a.id = b.app_id "
+                                 "WHERE b.round_id = ? ORDER BY b.rho_before DESC, b.app_id",
+                                 round);
+  std::int64_t rank = 1;
+  for (const auto& e : everyone) {
+    if (e["app"].get<std::int64_t>() != id && number(e["rho"], -1) > number(r["rho_before"], -1)) ++rank;
+  }
+  const std::string round_text = "round " + std::to_string(round) + " (" + iso(number(r["started_at"])) + ", " +
+                                 r["trigger"].get<std::string>() + ")";
+  v.facts["round"] = round;
+  v.facts["round_started_at"] = r["started_at"];
+  v.facts["round_free_gpus"] = free_then;
+  v.facts["round_apps"] = active_apps;
+  v.facts["offered_to"] = offered_to;
+  v.facts["offered"] = offered;
+  v.facts["bid"] = bid;
+  v.facts["rho"] = r["rho_before"];
+  v.facts["rho_rank"] = rank;
+  v.facts["won"] = won;
+  v.facts["grant_kind"] = r["grant_kind"];
+
+  // Who got what in that round.
+  std::vector<std::string> winners, leftovers;
+  json grants_to_app = json::array();
+  for (const auto& g : outcome.value("grants", json::array())) {
+    const std::int64_t to = g["app"].get<std::int64_t>();
+    if (to == id) grants_to_app = g["gpus"];
+    const std::string kind = g.value("kind", "");
+    if (kind == "leftover") leftovers.push_back("app " + std::to_string(to) + " " + g["gpus"].dump());
+  }
+  for (const auto& w : outcome.value("auction_winners", json::array())) {
+    winners.push_back(w["kept"].dump() + " to app " + w["app"].dump() + " (its proportional-fair bundle " +
+                      w["pf_bundle"].dump() + " at ρ " + fixed(number(w["rho"])) + ", payment factor c " +
+                      fixed(number(w["c"])) + ")");
+  }
+  auto join = [](const std::vector<std::string>& parts) {
+    std::string s;
+    for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+    return s;
+  };
+  std::vector<std::string> offered_text;
+  for (const auto& e : everyone) {
+    if (contains(offered_to, e["app"].get<std::int64_t>())) {
+      offered_text.push_back("app " + e["app"].dump() + " (" + e["name"].get<std::string>() + ", ρ " + rho_text(e["rho"]) + ")");
+    }
+  }
+  const double f = fairness_knob;
+  const auto filter_size = active_apps > 0
+                               ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((1.0 - f) * static_cast<double>(active_apps) - 1e-9)))
+                               : 0;
+  v.facts["filter_size"] = filter_size;
+  v.facts["fairness_knob"] = f;
+  const std::string filter_text = "the offer of " + std::to_string(free_then) + " GPUs went to the ⌈(1−f)·N⌉ = ⌈(1−" +
+                                  fixed(f, 2) + ")·" + std::to_string(active_apps) + "⌉ = " + std::to_string(filter_size) +
+                                  " app(s) with the worst ρ that wanted GPUs: " +
+                                  (offered_text.empty() ? std::string("none") : join(offered_text));
+  const std::string leftover_text =
+      leftovers.empty() ? "no GPU was left over for apps outside the auction" : "the leftover went to " + join(leftovers);
+
+  if (granted && won.empty()) {
+    v.reason = "Placement";
+    v.headline = label + " is pending: " + round_text + " granted it GPUs " + grants_to_app.dump() + " as " +
+                 r["grant_kind"].get<std::string>() + ", but its jobs need " + std::to_string(per_job) +
+                 " GPUs each and none fits there, so those GPUs stayed idle.";
+    v.facts["granted_gpus"] = grants_to_app;
+  } else if (!won.empty()) {
+    v.reason = "Resources";
+    v.headline = label + " won " + won.dump() + " as " + r["grant_kind"].get<std::string>() + " in " + round_text +
+                 ", not enough for all its jobs: " + std::to_string(pending) + " job(s) still need " +
+                 std::to_string(per_job) + " GPUs each.";
+  } else if (offered && bid) {
+    v.reason = "Outbid";
+    std::string best;
+    double best_rho = 0;
+    for (const auto& row : bid_rows) {
+      if (best.empty() || number(row["rho"]) < best_rho) {
+        best_rho = number(row["rho"]);
+        best = std::to_string(row["gpus"].size()) + " GPUs " + row["gpus"].dump() + " at ρ " + fixed(best_rho);
+      }
+    }
+    v.headline = label + " bid in " + round_text + " (ρ " + rho_text(r["rho_before"]) + " now, " +
+                 rho_text(r["rho_no_new"]) + " without new GPUs; " + std::to_string(bid_rows.size()) +
+                 " rows, best " + (best.empty() ? std::string("none") : best) + ") and won nothing: the auction gave " +
+                 (winners.empty() ? std::string("no GPUs") : join(winners)) + ".";
+    v.facts["bid_rows"] = bid_rows;
+    v.facts["rho_no_new"] = r["rho_no_new"];
+    v.facts["winners"] = outcome.value("auction_winners", json::array());
+  } else if (offered) {
+    v.reason = "NoBid";
+    v.headline = label + " was offered " + std::to_string(free_then) + " GPUs in " + round_text +
+                 " (ρ " + rho_text(r["rho_before"]) + ", rank " + std::to_string(rank) + " of " + std::to_string(active_apps) +
+                 ") but no bid arrived (no launcher attached, or its bid missed the deadline), so it only shares the "
+                 "leftover, and " + leftover_text + ".";
+  } else {
+    v.reason = "Fairness";
+    v.headline = label + " was not offered GPUs in " + round_text + ": its ρ " + rho_text(r["rho_before"]) +
+                 " ranked " + std::to_string(rank) + " of " + std::to_string(active_apps) + ", and " + filter_text +
+                 ". Outside the auction it shares the leftover, and " + leftover_text + ".";
+  }
+  if (!winners.empty() && v.reason != "Outbid") v.details.push_back("The auction in round " + std::to_string(round) + " gave " + join(winners) + ".");
+  if (v.reason == "Outbid" || v.reason == "NoBid") v.details.push_back("In round " + std::to_string(round) + ", " + filter_text + ".");
+  if (v.reason == "Outbid") v.details.push_back("Leftover: " + leftover_text + ".");
+  v.details.push_back(now_text(now_c));
+  return v;
+}
+
+Verdict running_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
+                        double fairness_knob) {
+  Verdict v;
+  v.reason = "Running";
+  const std::int64_t id = app["id"].get<std::int64_t>();
+  const std::string label = app_label(id, app["name"].get<std::string>());
+  const json held = all_rows(db,
+                             "SELECT l.gpu, h.name AS host, l.job, l.round_id AS round, l.start, l.expiry FROM leases l "
+                             "JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
+                             "WHERE l.app_id = ? AND l.state = 'active' ORDER BY l.gpu",
+                             id);
+  json gpus = json::array();
+  std::vector<std::string> hosts;
+  double first_expiry = 0, last_expiry = 0;
+  for (const auto& l : held) {
+    gpus.push_back(l["gpu"]);
+    const std::string host = l["host"].get<std::string>();
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+    const double e = number(l["expiry"]);
+    first_expiry = first_expiry == 0 ? e : std::min(first_expiry, e);
+    last_expiry = std::max(last_expiry, e);
+  }
+  std::int64_t running = 0, pending = 0;
+  for (const auto& j : jobs) {
+    const std::string state = j["state"].get<std::string>();
+    if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") ++running;
+    if (state == "PENDING") ++pending;
+  }
+  std::string host_list;
+  for (std::size_t i = 0; i < hosts.size(); ++i) host_list += (i ? ", " : "") + hosts[i];
+  v.headline = label + " is RUNNING: it holds " + std::to_string(gpus.size()) + " GPUs " + gpus.dump() +
+               (hosts.empty() ? std::string() : " on " + host_list) + "; " + std::to_string(running) + " job(s) running, " +
+               std::to_string(pending) + " pending; ρ " + rho_text(app["rho"]) + ".";
+  v.facts["gpus"] = gpus;
+  v.facts["hosts"] = hosts;
+  v.facts["rho"] = app["rho"];
+  v.facts["jobs_running"] = running;
+  v.facts["jobs_pending"] = pending;
+  if (!held.empty()) {
+    v.facts["first_expiry"] = first_expiry;
+    v.facts["last_expiry"] = last_expiry;
+  }
+  const auto won = one_row(db,
+                           "SELECT b.round_id, b.won, b.grant_kind, r.started_at, r.trigger FROM bids b JOIN rounds r ON r.id = b.round_id "
+                           "WHERE b.app_id = ? AND b.won <> '[]' ORDER BY b.round_id DESC LIMIT 1",
+                           id);
+  if (won) {
+    v.details.push_back("Last won " + (*won)["won"].get<std::string>() + " as " + (*won)["grant_kind"].get<std::string>() +
+                        " in round " + (*won)["round_id"].dump() + " (" + iso(number((*won)["started_at"])) + ", " +
+                        (*won)["trigger"].get<std::string>() + ").");
+    v.facts["won_round"] = (*won)["round_id"];
+    v.facts["won_gpus"] = parse_or((*won)["won"], json::array());
+    v.facts["grant_kind"] = (*won)["grant_kind"];
+  }
+  if (!held.empty()) {
+    v.details.push_back("Its leases expire " +
+                        (first_expiry == last_expiry ? "at " + iso(first_expiry)
+                                                     : "between " + iso(first_expiry) + " and " + iso(last_expiry)) +
+                        "; at expiry the GPUs go to auction again and it keeps them only if it wins them back.");
+  }
+  for (const auto& j : jobs) {
+    const std::string state = j["state"].get<std::string>();
+    if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") {
+      v.details.push_back("Job " + std::to_string(id) + "_" + j["job"].dump() + " " + state + " (attempt " +
+                          j["attempt"].dump() + ") on GPUs " + j["placement"].get<std::string>() + ".");
+    }
+  }
+  if (pending > 0) {
+    const Verdict p = pending_verdict(db, app, jobs, now_c, now, fairness_knob);
+    v.details.push_back("Pending jobs (" + p.reason + "): " + p.headline);
+    v.facts["pending_reason"] = p.reason;
+  }
+  return v;
+}
+
+Verdict finished_verdict(store::Database& db, const json& app, const json& jobs) {
+  Verdict v;
+  const std::int64_t id = app["id"].get<std::int64_t>();
+  const std::string state = app["state"].get<std::string>();
+  const std::string label = app_label(id, app["name"].get<std::string>());
+  v.reason = state == "COMPLETED" ? "Completed" : state == "FAILED" ? "Failed" : "Cancelled";
+  const double submitted = number(app["submitted_at"]);
+  const double finished = number(app["finished_at"], submitted);
+  const double jct = finished - submitted;
+  auto use = db.prepare(
+      "SELECT coalesce(sum(min(coalesce(released_at, expiry), expiry) - start), 0), count(DISTINCT round_id) "
+      "FROM leases WHERE app_id = ?");
+  use.bind(1, id);
+  use.step();
+  const double gpu_seconds = use.real(0);
+  const auto last_round = one_row(db, "SELECT max(round_id) AS round FROM bids WHERE app_id = ?", id);
+  std::int64_t completed = 0, failed = 0, cancelled = 0;
+  for (const auto& j : jobs) {
+    const std::string s = j["state"].get<std::string>();
+    completed += s == "COMPLETED";
+    failed += s == "FAILED";
+    cancelled += s == "CANCELLED";
+  }
+  v.headline = label + " " + state + " at " + iso(finished) + ", " + duration(jct) + " after its submission at " +
+               iso(submitted) + " (JCT " + fixed(jct) + " s); last ρ " + rho_text(app["rho"]) +
+               (last_round && (*last_round)["round"].is_number() ? " (round " + (*last_round)["round"].dump() + ")" : "") +
+               "; jobs: " + std::to_string(completed) + " completed, " + std::to_string(failed) + " failed, " +
+               std::to_string(cancelled) + " cancelled; " + fixed(gpu_seconds, 1) + " GPU-seconds leased.";
+  v.facts["finished_at"] = finished;
+  v.facts["submitted_at"] = submitted;
+  v.facts["jct_seconds"] = jct;
+  v.facts["rho"] = app["rho"];
+  v.facts["gpu_seconds"] = gpu_seconds;
+  json statuses = json::array();
+  for (const auto& j : jobs) {
+    const std::string s = j["state"].get<std::string>();
+    const std::string job = std::to_string(id) + "_" + j["job"].dump();
+    statuses.push_back({{"job", j["job"]}, {"state", s}, {"reason", j["reason"]}, {"attempt", j["attempt"]},
+                        {"exit_code", j["exit_code"]}, {"exit_signal", j["exit_signal"]}});
+    std::string line = "Job " + job + " " + s + " (" + j["reason"].get<std::string>() + ", attempt " + j["attempt"].dump() + ")";
+    if (j["exit_code"].is_number() || j["exit_signal"].is_number()) {
+      line += ": exit " + (j["exit_code"].is_null() ? std::string("-") : j["exit_code"].dump()) + ", signal " +
+              (j["exit_signal"].is_null() ? std::string("-") : j["exit_signal"].dump());
+    } else if (s == "COMPLETED" || s == "CANCELLED") {
+      line += j["attempt"].get<std::int64_t>() == 0 ? ": never started" : "";
+    }
+    if (s == "FAILED") {
+      const std::string tail = last_line(j["log_tail"]);
+      if (!tail.empty()) line += "; last line: " + tail;
+    }
+    if (j.contains("failure") && j["failure"].is_string()) line += "; failure: " + j["failure"].get<std::string>();
+    v.details.push_back(line + ".");
+  }
+  v.facts["jobs"] = statuses;
+  return v;
+}
+
+}  // namespace
+
+json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob) {
+  const auto app = one_row(db, "SELECT * FROM apps WHERE id = ?", app_id);
+  if (!app) throw std::runtime_error("not found: app " + std::to_string(app_id));
+  const json jobs = all_rows(db, "SELECT * FROM jobs WHERE app_id = ? ORDER BY job", app_id);
+  const ClusterNow cluster = cluster_now(db);
+  const std::string state = (*app)["state"].get<std::string>();
+  Verdict v;
+  std::string shown_state = state;
+  if (state == "PENDING") {
+    v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob);
+    if (v.reason == "Admission") shown_state = "QUEUED";
+  } else if (state == "RUNNING") {
+    v = running_verdict(db, *app, jobs, cluster, now, fairness_knob);
+  } else {
+    v = finished_verdict(db, *app, jobs);
+  }
+  return {{"state", shown_state}, {"reason", v.reason}, {"headline", v.headline}, {"details", v.details}, {"facts", v.facts}};
+}
+
+}  // namespace themis::coordinator

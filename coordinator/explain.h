@@ -1,0 +1,23 @@
+#pragma once
+// The answer to `themisctl explain APP`: why an app is in its state, read from the database alone
+// (rounds, bids, leases, jobs), so it says what the coordinator actually decided.
+//
+// The verdict is a JSON object:
+//   state     the app's state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, or QUEUED for admission)
+//   reason    one word: New, Resources, Fairness, Outbid, NoBid, Placement, AppConcurrency, Launching,
+//             Backoff, Admission, NodesDown (pending); Running; Completed, Failed, Cancelled (finished)
+//   headline  one sentence with the facts behind the reason
+//   details   further lines (the round's offer, winners, leftover, lease expiries, exit statuses)
+//   facts     the same facts as values, for scripts and tests (times in unix seconds)
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "coordinator/store/database.h"
+
+namespace themis::coordinator {
+
+// `fairness_knob` is the coordinator's Themis f: the offer goes to ⌈(1−f)·N⌉ of N active apps.
+// Throws std::runtime_error("not found: ...") for an unknown app.
+nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob);
+
+}  // namespace themis::coordinator
