@@ -115,6 +115,15 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     } else if (k == "seed") {
       if (!node.is_integer()) throw std::invalid_argument(at(path, node) + field + ": must be an integer");
       c.seed = *node.value<std::int64_t>();
+    } else if (k == "rendezvous_ports") {
+      const auto* range = node.as_array();
+      const auto first = range && range->size() == 2 ? (*range)[0].value<std::int64_t>() : std::nullopt;
+      const auto last = range && range->size() == 2 ? (*range)[1].value<std::int64_t>() : std::nullopt;
+      if (!first || !last || *first < 1024 || *last > 65535 || *first > *last) {
+        throw std::invalid_argument(at(path, node) + field + ": must be [first, last], ports in 1024..65535, first <= last");
+      }
+      c.rendezvous_port_first = static_cast<int>(*first);
+      c.rendezvous_port_last = static_cast<int>(*last);
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

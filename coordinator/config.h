@@ -17,6 +17,10 @@ struct CoordinatorConfig {
   int heartbeat_lives = 3;
   long long lease_duration_ms = 600'000;
   long long round_batch_window_ms = 200;  // resource events within this window share one round
+  // Rank 0's rendezvous port for a gang, taken in turn from this range so that a new attempt never reuses the
+  // port an earlier one (or another job) may still hold.
+  int rendezvous_port_first = 29500;
+  int rendezvous_port_last = 29999;
   std::string policy = "themis";
   double fairness_knob = 0.8;          // Themis f
   long long seed = 1;

@@ -148,6 +148,7 @@ class Coordinator {
   };
   std::vector<Outgoing> outbox_;                         // sent after the transaction commits
   std::uint64_t next_request_id_ = 1;
+  std::uint64_t rendezvous_turn_ = 0;  // which port of config_.rendezvous_port_* the next gang gets
 
   struct LauncherSession {
     std::string routing_id;

@@ -152,11 +152,17 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
     if (lease.int64(0) == 0) {
       throw std::runtime_error("denied: launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
     }
+    // The GPU is leased to this app, so a worker of another app (or an earlier attempt) still on it is being
+    // stopped: the launch waits in STARTING until it is gone (launch_ready_jobs). Only a job of this app that is
+    // still meant to run there makes the request wrong.
     auto busy = db_.prepare("SELECT count(*) FROM jobs o, json_each(o.placement) p WHERE p.value = ? "
-                            "AND o.state IN ('STARTING','RUNNING','STOPPING')");
-    busy.bind(1, static_cast<std::int64_t>(g));
+                            "AND o.app_id = ? AND o.job <> ? AND o.state IN ('STARTING','RUNNING')");
+    busy.bind_all(static_cast<std::int64_t>(g), app, job);
     busy.step();
-    if (busy.int64(0) > 0) throw std::runtime_error("launch: GPU " + std::to_string(g) + " is still in use");
+    if (busy.int64(0) > 0) {
+      throw std::runtime_error("launch: GPU " + std::to_string(g) + " is in use by another job of app " +
+                               std::to_string(app));
+    }
   }
   db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = ?, placement = ?, exited_ranks = 0, "
               "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")

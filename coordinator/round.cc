@@ -422,8 +422,9 @@ void Coordinator::launch_ready_jobs() {
       hparams[name] = value.is_string() ? value.get<std::string>() : value.dump();
     }
     const auto env = json::parse(jobs.text(7)).get<std::map<std::string, std::string>>();
-    const std::string rendezvous =
-        sessions_[ranks[0].host].address + ":" + std::to_string(29500 + (app * 131 + job) % 500);
+    const int ports = config_.rendezvous_port_last - config_.rendezvous_port_first + 1;
+    const int port = config_.rendezvous_port_first + static_cast<int>(rendezvous_turn_++ % static_cast<std::uint64_t>(ports));
+    const std::string rendezvous = sessions_[ranks[0].host].address + ":" + std::to_string(port);
     for (std::size_t r = 0; r < ranks.size(); ++r) {
       net::OutMessage out(next_request_id_++);
       auto launch = out.body().initLaunch();

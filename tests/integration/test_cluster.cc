@@ -42,6 +42,8 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
                          const std::string& coordinator_settings)
     : nodes_(std::move(nodes)) {
   endpoint_ = "tcp://127.0.0.1:" + std::to_string(free_port());
+  // Tests run in parallel: each cluster's gangs rendezvous in their own 64 ports, below the ephemeral range.
+  const int rendezvous_base = 20000 + static_cast<int>(getpid() % 150) * 64;
   const std::string keys = dir_.file("keys");
   std::vector<std::pair<std::string, std::string>> principals = {{"coordinator", ""}, {"alice", "user"}, {"bob", "user"}, {"root", "admin"}, {"mallory", ""}};
   for (const auto& n : nodes_) principals.emplace_back(n.host, "node");
@@ -51,6 +53,7 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
          << "authorized_keys = \"" << dir_.file("authorized_keys") << "\"\nsecret_key = \"" << keys
          << "/coordinator.key_secret\"\nheartbeat_interval = \"" << kHeartbeatMs << "ms\"\nheartbeat_lives = 3\n"
          << "lease_duration = \"" << lease_duration << "\"\nround_batch_window = \"50ms\"\npolicy = \"" << THEMIS_TEST_POLICY << "\"\n"
+         << "rendezvous_ports = [" << rendezvous_base << ", " << rendezvous_base + 63 << "]\n"
          << coordinator_settings;
   write_file("themis.toml", config.str());
   for (const auto& [name, role] : principals) {
