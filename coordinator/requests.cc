@@ -142,7 +142,21 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
     while (jobs.step()) list.push_back(jobs.int64(0));
     for (const auto job : list) stop_job(app, job, now, "Cancelled");
     event(now, "CancelRequested", app, std::nullopt, "", std::nullopt, "by " + caller.name);
-    finish_app_if_done(app, now);
+    if (has_launcher(app)) {
+      // A launcher app otherwise ends only when its launcher says so; a cancel ends it here, which also
+      // stops its launcher (supervise_launchers) and frees its GPUs once the stopped workers are gone.
+      db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app cancelled' "
+                  "WHERE app_id = ? AND state = 'active'")
+          .bind_all(now, app)
+          .run();
+      if (db_.prepare("UPDATE apps SET state = 'CANCELLED', finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
+              .bind_all(now, app)
+              .run() > 0) {
+        event(now, "AppCancelled", app, std::nullopt, "", std::nullopt, "cancelled by " + caller.name);
+      }
+    } else {
+      finish_app_if_done(app, now);
+    }
     tx.commit();
   }
   net::OutMessage out(in.request_id());

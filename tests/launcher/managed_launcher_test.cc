@@ -114,5 +114,35 @@ TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes
   EXPECT_TRUE(cluster.wait_for([&] { return find_launcher(cluster.endpoint(), app) < 0; }, std::chrono::seconds(30)));
 }
 
+TEST(ManagedLauncher, CancellingALauncherAppEndsItStopsItsLauncherAndFreesItsGpus) {
+  TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s");
+  cluster.start_coordinator();
+  cluster.start_node("node-a");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "1"; }, std::chrono::seconds(20)));
+  const std::string spec =
+      "name = \"to-cancel\"\ncommand = [\"" + kBin +
+      "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\"]\n"
+      "hyperparameters = { lr = [\"0.05\"] }\nresources = { gpus_per_job = 1 }\n"
+      "checkpoint = { dir = \"" + cluster.dir() + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
+      "[scheduler]\niterations = 10000000\nserial_iter_time = 0.001\n";
+  const auto submitted = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file("cancel.toml", spec)});
+  ASSERT_EQ(submitted.code, 0) << submitted.out;
+  const std::string app = submitted.out.substr(0, submitted.out.find_first_of("\r\n"));
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + app) == "RUNNING"; },
+                               std::chrono::seconds(90)))
+      << read_text(cluster.coordinator_log());
+  ASSERT_GT(find_launcher(cluster.endpoint(), app), 0);
+
+  const auto cancelled = cluster.ctl("alice", {"cancel", app});
+  ASSERT_EQ(cancelled.code, 0) << cancelled.out;
+  EXPECT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM apps WHERE id = " + app) == "CANCELLED"; },
+                               std::chrono::seconds(30)));
+  EXPECT_TRUE(cluster.wait_for(
+      [&] { return cluster.sql("SELECT count(*) FROM jobs WHERE app_id = " + app + " AND state IN ('STARTING','RUNNING','STOPPING')") == "0"; },
+      std::chrono::seconds(60)));
+  EXPECT_EQ(cluster.sql("SELECT count(*) FROM leases WHERE app_id = " + app + " AND state = 'active'"), "0");
+  EXPECT_TRUE(cluster.wait_for([&] { return find_launcher(cluster.endpoint(), app) < 0; }, std::chrono::seconds(60)));
+}
+
 }  // namespace
 }  // namespace themis::testing
