@@ -82,7 +82,9 @@ class Coordinator {
   void supervise_launchers(double now);
   void on_launcher_exited(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void reconcile_launchers(const std::string& host, capnp::List<wire::RunningLauncher>::Reader running, double now);
-  bool wants_managed_launcher(std::int64_t app);
+  enum class LauncherMode { kNone, kForeground, kManaged };  // from the spec's [scheduler] table
+  LauncherMode launcher_mode(std::int64_t app);
+  bool wants_managed_launcher(std::int64_t app) { return launcher_mode(app) == LauncherMode::kManaged; }
   void start_launcher(std::int64_t app, double now);
   void enrol_launcher_keys();
 
@@ -172,7 +174,7 @@ class Coordinator {
   static constexpr double kLauncherStableSeconds = 60;  // a launcher that ran this long resets the count
   static constexpr double kLauncherBackoffMax = 30;
   std::map<std::int64_t, ManagedLauncher> managed_;     // app -> its coordinator-started launcher
-  std::map<std::int64_t, bool> managed_spec_;           // app -> its spec asks for one (cache)
+  std::map<std::int64_t, LauncherMode> launcher_mode_;        // app -> its spec's launcher mode (cache)
   struct PendingOffer {
     RoundId round = 0;
     double deadline = 0;

@@ -303,24 +303,25 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
 
 // ---------------------------------------------------------------- managed launchers
 
-bool Coordinator::wants_managed_launcher(std::int64_t app) {
-  if (const auto it = managed_spec_.find(app); it != managed_spec_.end()) return it->second;
+Coordinator::LauncherMode Coordinator::launcher_mode(std::int64_t app) {
+  if (const auto it = launcher_mode_.find(app); it != launcher_mode_.end()) return it->second;
   auto st = db_.prepare("SELECT spec FROM apps WHERE id = ?");
   st.bind(1, app);
-  bool wanted = false;
+  LauncherMode mode = LauncherMode::kNone;
   if (st.step()) {
     try {
       const auto root = toml::parse(st.text(0));
       if (const auto* scheduler = root["scheduler"].as_table()) {
         // Anything but "foreground" gets one; a bad value is then reported by the launcher itself.
-        wanted = (*scheduler)["launcher"].value_or<std::string>("coordinator") != "foreground";
+        mode = (*scheduler)["launcher"].value_or<std::string>("coordinator") == "foreground" ? LauncherMode::kForeground
+                                                                                             : LauncherMode::kManaged;
       }
     } catch (const toml::parse_error&) {
       // The spec was parsed at submit; a stored one that no longer parses gets no launcher.
     }
   }
-  managed_spec_[app] = wanted;
-  return wanted;
+  launcher_mode_[app] = mode;
+  return mode;
 }
 
 // The ZAP handler admits the enrolled keys plus the key of every current managed launcher, which

@@ -144,6 +144,8 @@ void Coordinator::run_round(double now) {
       const auto slots_left = std::max<std::int64_t>(0, apps.int64(2) - apps.int64(4));
       std::int64_t demand = std::min(apps.int64(3), slots_left) * per_job;
       const auto launcher = launchers_.find(id);
+      // An app run by a launcher waits for it to attach; the coordinator never runs its jobs itself.
+      if (launcher == launchers_.end() && launcher_mode(id) != LauncherMode::kNone) continue;
       if (launcher != launchers_.end() && launcher->second.demand) demand = *launcher->second.demand;
       for (const auto& [key, gpus] : expiring) {
         if (key.first == id) demand += static_cast<std::int64_t>(gpus.size());

@@ -19,6 +19,21 @@
 namespace themis::nodelet {
 
 namespace {
+// In a freshly forked child: its own process group (so a stop reaches all it starts), killed with the
+// nodelet, stdout and stderr appended to `log_path`, and no systemd notify socket inherited.
+void detach_child(pid_t parent, const std::string& log_path) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
+  if (fd >= 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ::unsetenv("NOTIFY_SOCKET");
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -241,16 +256,7 @@ void Nodelet::launch(wire::Launch::Reader launch) {
     return;
   }
   if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // workers die with the nodelet
-    if (::getppid() != parent) ::_exit(127);
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    ::unsetenv("NOTIFY_SOCKET");
+    detach_child(parent, log_path);  // workers die with the nodelet
     for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
     if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
       std::fprintf(stderr, "themis-nodelet: cannot chdir to %s\n", workdir.c_str());
@@ -410,16 +416,7 @@ void Nodelet::start_launcher(wire::StartLauncher::Reader start) {
     return;
   }
   if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the coordinator starts it elsewhere if this host goes
-    if (::getppid() != parent) ::_exit(127);
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-    ::unsetenv("NOTIFY_SOCKET");
+    detach_child(parent, log_path);  // the coordinator starts it elsewhere if this host goes
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
