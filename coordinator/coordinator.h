@@ -70,6 +70,7 @@ class Coordinator {
   void on_app_status(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void check_app_access(const Caller& caller, std::int64_t app, const std::string& what);
   void require_launcher(const std::string& routing_id, std::int64_t app);
+  bool app_has_ended(std::int64_t app);
   bool has_launcher(std::int64_t app) const;
   void forward_exit(std::int64_t app, wire::Exited::Reader exited);
   // Every lease the app holds now, to its launcher.

@@ -32,6 +32,12 @@ void Coordinator::require_launcher(const std::string& routing_id, std::int64_t a
   }
 }
 
+bool Coordinator::app_has_ended(std::int64_t app) {
+  auto st = db_.prepare("SELECT 1 FROM apps WHERE id = ? AND state IN ('COMPLETED', 'FAILED', 'CANCELLED')");
+  st.bind(1, app);
+  return st.step();
+}
+
 void Coordinator::on_attach(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   const auto attach = in.envelope().getBody().getAttach();
   const std::int64_t app = attach.getApp();
@@ -215,6 +221,7 @@ void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*cal
 void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
   const auto status = in.envelope().getBody().getAppStatus();
   const std::int64_t app = status.getApp();
+  if (!launchers_.count(app) && app_has_ended(app)) return;  // a repeat of the final status: the app is already over
   require_launcher(routing_id, app);
   auto& launcher = launchers_[app];
   const double rho = status.getRho();

@@ -216,7 +216,9 @@ AppContext Agent::context(Seconds now) const {
           .max_concurrent_jobs = config_.max_concurrent_jobs};
 }
 
-int Agent::extra_demand() const {
+int Agent::extra_demand() const { return demand_beyond(static_cast<int>(held_.size())); }
+
+int Agent::demand_beyond(int held) const {
   if (finished() || failed()) return 0;
   int runnable = 0;
   for (int job : scheduler_.runnable_jobs()) {
@@ -225,15 +227,17 @@ int Agent::extra_demand() const {
   }
   if (config_.max_concurrent_jobs > 0) runnable = std::min(runnable, config_.max_concurrent_jobs);
   const auto ctx = context(start_);
-  const int usable_held = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
+  const int usable_held = usable_gpus(ctx, scheduler_, held);
   return std::max(0, runnable * config_.gpus_per_job - usable_held);
 }
 
-double Agent::rho_no_new(Seconds now) const {
+double Agent::rho_no_new(Seconds now) const { return rho_keeping(held_, now); }
+
+double Agent::rho_keeping(const std::vector<GpuIndex>& kept, Seconds now) const {
   auto ctx = context(now);
   ctx.elapsed += config_.lease_seconds;
-  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
-  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(held_));
+  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(kept.size()));
+  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(kept));
   return estimate_rho(scheduler_, timing_, ctx, config_.gpus_per_job, Locality::kSameMachine);
 }
 
@@ -249,17 +253,17 @@ double Agent::current_rho(Seconds now) const {
 }
 
 Bid Agent::bid(const Offer& offer, Seconds now) const {
-  Bid bid{config_.app, rho_no_new(now), {}};
-  const int demand = extra_demand();
-  if (demand == 0) return bid;
-  std::vector<GpuIndex> offered;
-  for (GpuIndex g : offer.gpus) {
-    if (!std::binary_search(held_.begin(), held_.end(), g)) offered.push_back(g);
-  }
+  // An offer made when leases expire includes the GPUs this app held on them: it keeps them only by
+  // winning them back, so the bid values every offered GPU against what it keeps without them.
+  std::vector<GpuIndex> offered = offer.gpus;
   std::sort(offered.begin(), offered.end());
-  if (offered.empty()) return bid;
+  std::vector<GpuIndex> kept;
+  std::set_difference(held_.begin(), held_.end(), offered.begin(), offered.end(), std::back_inserter(kept));
+  Bid bid{config_.app, rho_keeping(kept, now), {}};
+  const int demand = demand_beyond(static_cast<int>(kept.size()));
+  if (demand == 0 || offered.empty()) return bid;
   const auto ctx = context(now);
-  const int held = static_cast<int>(held_.size());
+  const int held = static_cast<int>(kept.size());
   const int usable_held = usable_gpus(ctx, scheduler_, held);
   constexpr double kUnusable = 1e12;  // rows it cannot use; filtered out below
   auto valuation = [&](int total, Locality where) {
@@ -270,7 +274,7 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   };
   Offer mine{offer.round, offered};
   const auto generated = bidder::generate_bid(cluster_, mine,
-                                              {.app = config_.app, .held = held_, .remaining_demand = demand,
+                                              {.app = config_.app, .held = kept, .remaining_demand = demand,
                                                .rho_no_new = bid.rho_no_new},
                                               valuation);
   for (const auto& row : generated.rows) {

@@ -148,6 +148,9 @@ class Agent {
   Job& job_ref(int job);
   const Job& job_at(int job) const;
   bool uses_gpus(JobState state) const;
+  // GPUs it could use on top of `held` usable ones; ρ if it keeps only `kept` for the next lease.
+  int demand_beyond(int held) const;
+  double rho_keeping(const std::vector<GpuIndex>& kept, Seconds now) const;
   void after_scheduler_change();
 
   const Cluster& cluster_;

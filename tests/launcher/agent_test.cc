@@ -155,7 +155,24 @@ TEST(Agent, BidsOnlyWholeGangsAndValidRows) {
   EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 750.0, 1e-12);
   // Holding a gang, it wants nothing more.
   agent.set_held_gpus({0, 1});
-  EXPECT_TRUE(agent.bid(offer.gpus.size() ? Offer{2, {2, 3, 4}} : offer, 30).rows.empty());
+  EXPECT_TRUE(agent.bid(Offer{2, {2, 3, 4}}, 30).rows.empty());
+}
+
+TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 1000), 0, 3);
+  agent.set_held_gpus({0, 1});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  // Its leases on 0 and 1 expire: the offer holds them again, and it bids to win them back.
+  const Offer renewal{2, {0, 1, 4}};
+  const Bid bid = agent.bid(renewal, 30);
+  ASSERT_FALSE(bid.rows.empty());
+  EXPECT_NO_THROW(bidder::validate_bid(bid, renewal));
+  EXPECT_EQ(bid.rows.front().gpus, (std::vector<GpuIndex>{0, 1}));
+  // Without them it keeps nothing, so its ρ without new GPUs is that of waiting a lease.
+  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 750.0, 1e-12);
+  EXPECT_LT(bid.rows.front().rho, bid.rho_no_new);
 }
 
 }  // namespace

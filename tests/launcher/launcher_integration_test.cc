@@ -45,7 +45,8 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
                     "--server-key", cluster.key("coordinator", false), "--app", app},
                    cluster.dir() + "/launcher-" + app + ".log");
   };
-  const std::string wide = submit("wide", 2, 2500);
+  // Long enough that the small app, waiting, overtakes its ρ while it still runs (about 20 s alone).
+  const std::string wide = submit("wide", 2, 12000);
   Process wide_launcher = launcher(wide);
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + wide) == "RUNNING"; },
                                std::chrono::seconds(60)))
@@ -68,7 +69,7 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
   std::smatch m;
   ASSERT_TRUE(std::regex_search(wide_log, m, std::regex("resumed from iteration ([0-9]+)"))) << wide_log;
   EXPECT_GT(std::stoi(m[1]), 0);
-  EXPECT_NE(wide_log.find("completed at iteration 2500"), std::string::npos) << wide_log;
+  EXPECT_NE(wide_log.find("completed at iteration 12000"), std::string::npos) << wide_log;
   // Every job ran on GPUs leased to its app: the coordinator refused nothing.
   EXPECT_EQ(cluster.sql("SELECT count(*) FROM events WHERE kind = 'LaunchRequested' AND app_id = " + small), "1");
 }
