@@ -7,3 +7,11 @@ if(TARGET themis_bidder AND TARGET themis_store AND TARGET themis_net AND TARGET
   themis_target_warnings(control_plane_bench)
   add_dependencies(control_plane_bench themis-coordinator themis-nodelet)
 endif()
+# Load: a burst of submissions from several CURVE clients, then many apps active (docs/reliability.md "Load").
+if(TARGET themis_store AND TARGET themis_net AND TARGET themis-coordinator AND TARGET themis-nodelet AND TARGET themisctl)
+  add_executable(load_bench ${CMAKE_CURRENT_SOURCE_DIR}/load_bench.cc ${PROJECT_SOURCE_DIR}/tests/integration/process.cc)
+  target_include_directories(load_bench PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(load_bench PRIVATE themis_store themis_net themis_core)
+  themis_target_warnings(load_bench)
+  add_dependencies(load_bench themis-coordinator themis-nodelet themisctl)
+endif()

@@ -36,6 +36,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "bench/bench_support.h"
 #include "bidder/bid_generator.h"
 #include "coordinator/store/database.h"
 #include "core/rng.h"
@@ -46,6 +47,9 @@
 namespace {
 
 using namespace themis;
+using bench::free_port;
+using bench::print_distribution;
+using bench::write_file;
 using Clock = std::chrono::steady_clock;
 using W = wire::Envelope::Body::Which;
 
@@ -67,24 +71,6 @@ struct Options {
   std::uint64_t seed = 1;
   int timeout_s = 900;
 };
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
 
 double slowdown(Locality l) {
   switch (l) {
@@ -134,24 +120,6 @@ std::string spec_text(const std::string& name, int jobs, int gpus_per_job) {
   return s.str();
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const double rank = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
-}
-
-long rss_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return 0;
-}
-
 int run(const Options& o) {
   namespace fs = std::filesystem;
   std::string dir = o.state_dir;
@@ -173,13 +141,7 @@ int run(const Options& o) {
                                dir + "/coordinator.log");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::vector<testing::Process> nodelets;
-  std::string slots = "[[";
-  for (int g = 0; g < o.gpus_per_nodelet; ++g) {
-    if (g > 0 && g % 2 == 0) slots += "], [";
-    else if (g > 0) slots += ", ";
-    slots += std::to_string(g);
-  }
-  slots += "]]";
+  const std::string slots = bench::slots_toml(o.gpus_per_nodelet);
   for (int n = 0; n < o.nodelets; ++n) {
     char host[32];
     std::snprintf(host, sizeof host, "gpu%03d", n);
@@ -442,10 +404,7 @@ int run(const Options& o) {
                 auction.back(), to_commit.back(), to_send.back(), sent.back(), (deliver - event) * 1e3, st.real(8),
                 st.real(10), st.real(11));
   }
-  auto line = [](const char* what, const std::vector<double>& v, const char* unit) {
-    std::printf("%-34s p50 %9.1f  p95 %9.1f  max %9.1f %s  (n=%zu)\n", what, percentile(v, 0.5), percentile(v, 0.95),
-                v.empty() ? std::nan("") : *std::max_element(v.begin(), v.end()), unit, v.size());
-  };
+  const auto line = print_distribution;
   std::printf("\n%d nodelets × %d GPUs, %d apps, lease %s, batch window %s, heartbeat %s\n", o.nodelets, o.gpus_per_nodelet,
               o.apps, o.lease.c_str(), o.batch_window.c_str(), o.heartbeat.c_str());
   line("event → auction start", to_auction, "ms");
@@ -461,9 +420,9 @@ int run(const Options& o) {
   line("apps offered per round", offered, "");
   line("GPUs granted per round", granted, "");
   long nodelet_rss = 0;
-  for (auto& n : nodelets) nodelet_rss += rss_kib(n.pid());
+  for (auto& n : nodelets) nodelet_rss += bench::proc_status_kib(n.pid());
   std::printf("RSS: coordinator %ld MiB, %d nodelets %ld MiB in all; %ld offers answered, %ld bid rows, %ld launches (%ld refused)\n",
-              rss_kib(coordinator.pid()) / 1024, o.nodelets, nodelet_rss / 1024, offers, bids_rows, launches, refused);
+              bench::proc_status_kib(coordinator.pid()) / 1024, o.nodelets, nodelet_rss / 1024, offers, bids_rows, launches, refused);
   for (auto& n : nodelets) n.kill_and_wait(SIGTERM);
   coordinator.kill_and_wait(SIGTERM);
   if (o.state_dir.empty()) fs::remove_all(dir);

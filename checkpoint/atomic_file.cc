@@ -50,7 +50,12 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
   Fd file(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (file.get() < 0) fail(tmp, "create");
   try {
-    write_contents(file.get());
+    try {
+      write_contents(file.get());
+    } catch (const CheckpointError& e) {
+      // The encoder knows only the descriptor; say which file could not be written (e.g. ENOSPC).
+      throw CheckpointError(tmp.string() + " (for " + path.filename().string() + "): " + e.what());
+    }
     if (::fsync(file.get()) != 0) fail(tmp, "fsync");
     if (::close(file.release()) != 0) fail(tmp, "close");
     if (::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "rename");

@@ -17,6 +17,9 @@ struct CoordinatorConfig {
   int heartbeat_lives = 3;
   long long lease_duration_ms = 600'000;
   long long round_batch_window_ms = 200;  // resource events within this window share one round
+  // A new app's first job runs alone on one GPU for up to this long before the app competes for more, so that a
+  // job that fails at once fails in seconds rather than after an auction (docs/reliability.md "Probe"). 0: off.
+  long long probe_duration_ms = 20'000;
   // Rank 0's rendezvous port for a gang, taken in turn from this range so that a new attempt never reuses the
   // port an earlier one (or another job) may still hold.
   int rendezvous_port_first = 29500;

@@ -10,6 +10,7 @@
 #include "coordinator/app_spec.h"
 #include "coordinator/policy_factory.h"
 #include "net/curve_keys.h"
+#include "net/fencing.h"
 #include "net/sd_notify.h"
 #include "net/socket_security.h"
 
@@ -118,8 +119,24 @@ void Coordinator::run() {
     }
     try {
       tick();
+      if (tick_failures_ > 0) spdlog::info("tick works again after {} failures", tick_failures_);
+      tick_failures_ = 0;
     } catch (const std::exception& e) {
-      spdlog::error("tick failed: {}", e.what());
+      // Every 20 ms while the disk is full: the first failure, a new reason, then one line a minute.
+      const double now = unix_now();
+      if (tick_failures_++ == 0 || e.what() != last_tick_error_ || now - last_tick_error_logged_ >= 60) {
+        spdlog::error("tick failed ({} in a row): {}", tick_failures_, e.what());
+        last_tick_error_ = e.what();
+        last_tick_error_logged_ = now;
+      }
+    }
+    // The loop turns even while ticks fail (disk full): systemd restarting it would not free the disk.
+    if (const auto usec = net::sd_watchdog_usec(); usec > 0) {
+      const double now = unix_now();
+      if ((now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
+        net::sd_notify("WATCHDOG=1");
+        last_watchdog_ = now;
+      }
     }
   }
   net::sd_notify("STOPPING=1");
@@ -349,7 +366,13 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   check_running_list("heartbeat", host, heartbeat.getRunning().size());
   const double now = unix_now();
   sessions_[host].last_heard = now;
-  db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
+  try {
+    db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
+  } catch (const store::DatabaseError& e) {
+    // Liveness is the session above; the column is for readers. Refusing the heartbeat because the disk is
+    // full would make the nodelet fence itself and kill workers that nothing else is wrong with.
+    spdlog::warn("heartbeat of {} not recorded: {}", host, e.what());
+  }
   net::OutMessage out(in.request_id());
   auto ack = out.body().initHeartbeatAck();
   ack.setSeq(heartbeat.getSeq());
@@ -417,6 +440,47 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
     const std::int64_t lost_attempt = attempt.int64(0);
     stop_job(app, job, now, "WorkersLost");
     after_node_loss(app, job, lost_attempt, "host " + host + " reports no worker of the running job", now);
+    finish_app_if_done(app, now);
+    changed = true;
+  }
+  // Stopping jobs with GPUs here and no worker here: an exit sent while the coordinator was down is lost,
+  // and the job would stay STOPPING, holding its GPUs back, for ever. Once every host of its placement has
+  // reported none of its workers, it ends as its last exit would have ended it. A job that began stopping
+  // within two heartbeats may have a Launch still on its way, so it waits.
+  auto stopping = db_.prepare(
+      "SELECT DISTINCT j.app_id, j.job, j.attempt, j.reason FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
+      "JOIN hosts h ON h.id = g.host_id WHERE h.name = ? AND j.state = 'STOPPING' AND j.state_since <= ?");
+  stopping.bind_all(host, now - 2.0 * static_cast<double>(config_.heartbeat_interval_ms) / 1000.0);
+  std::vector<std::pair<JobKey, std::string>> quiet;
+  for (auto it = stopped_on_.begin(); it != stopped_on_.end();) {  // attempts whose exits did arrive
+    auto still = db_.prepare("SELECT count(*) FROM jobs WHERE app_id = ? AND job = ? AND attempt = ? AND state = 'STOPPING'");
+    still.bind_all(std::get<0>(it->first), std::get<1>(it->first), std::get<2>(it->first));
+    still.step();
+    it = still.int64(0) > 0 ? std::next(it) : stopped_on_.erase(it);
+  }
+  while (stopping.step()) {
+    if (seen.count({stopping.int64(0), stopping.int64(1)})) continue;
+    quiet.push_back({JobKey{stopping.int64(0), stopping.int64(1), stopping.int64(2)}, stopping.text(3)});
+  }
+  for (const auto& [key, reason] : quiet) {
+    const auto [app, job, attempt] = key;
+    auto& hosts_done = stopped_on_[key];
+    hosts_done.insert(host);
+    auto hosts = db_.prepare("SELECT DISTINCT h.name FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
+                             "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.state = 'up'");
+    hosts.bind_all(app, job);
+    bool all_done = true;
+    while (hosts.step()) all_done = all_done && hosts_done.count(hosts.text(0)) > 0;
+    if (!all_done) continue;
+    stopped_on_.erase(key);
+    const std::string end = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
+    const std::string end_reason = end == "FAILED" ? failed_reason(app, job, attempt) : reason;
+    spdlog::warn("job {}_{} attempt {} is stopping but no host runs its workers: {}", app, job, attempt, end);
+    db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', exited_ranks = 0, state_since = ? WHERE app_id = ? AND job = ?")
+        .bind_all(end, end_reason, now, app, job)
+        .run();
+    if (reason == "Preempted") record_preemption(app, job, attempt, now);
+    event(now, end == "PENDING" ? "Requeued" : end, app, job, host, std::nullopt, end_reason + " (no worker left; exit not received)");
     finish_app_if_done(app, now);
     changed = true;
   }
@@ -609,10 +673,24 @@ void Coordinator::check_heartbeats(double now) {
     if (now - session.last_heard > limit) down.push_back(host);
   }
   if (down.empty()) return;
+  // If the transaction fails (disk full) nothing happened: the hosts keep their sessions, no stop goes out.
+  std::map<std::string, HostSession> ended;
+  struct RestoreOnFailure {
+    std::map<std::string, HostSession>& sessions;
+    std::map<std::string, HostSession>& ended;
+    std::vector<Outgoing>& outbox;
+    std::size_t outbox_size;
+    bool committed = false;
+    ~RestoreOnFailure() {
+      if (committed) return;
+      sessions.merge(ended);
+      outbox.resize(std::min(outbox.size(), outbox_size));
+    }
+  } restore{sessions_, ended, outbox_, outbox_.size()};
   store::Database::Transaction tx(db_);
   for (const auto& host : down) {
     spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
-    sessions_.erase(host);
+    ended.insert(sessions_.extract(host));
     db_.prepare("UPDATE hosts SET state = 'down' WHERE name = ?").bind(1, host).run();
     event(now, "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
           "missed " + std::to_string(config_.heartbeat_lives) + " heartbeats");
@@ -639,6 +717,11 @@ void Coordinator::check_heartbeats(double now) {
         after_node_loss(app, job, attempt, "host " + host + " missed " + std::to_string(config_.heartbeat_lives) + " heartbeats",
                         now);
       }
+      // Its ranks on the lost host may still run: that nodelet SIGKILLs them by a deadline it derives from
+      // the same heartbeat settings (net/fencing.h). The job waits it out before it is placed again.
+      db_.prepare("UPDATE jobs SET retry_at = max(coalesce(retry_at, 0), ?) WHERE app_id = ? AND job = ? AND state = 'PENDING'")
+          .bind_all(now + net::lost_host_hold_s(config_.heartbeat_interval_ms, config_.heartbeat_lives), app, job)
+          .run();
       finish_app_if_done(app, now);
     }
     // Leases of STARTING jobs not yet launched, or any left over, go too.
@@ -648,6 +731,7 @@ void Coordinator::check_heartbeats(double now) {
         .run();
   }
   tx.commit();
+  restore.committed = true;
   flush_outbox();
   trigger("host down");
 }
@@ -686,10 +770,6 @@ void Coordinator::tick() {
   launch_ready_jobs();
   supervise_launchers(now);
   flush_outbox();
-  if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
-    net::sd_notify("WATCHDOG=1");
-    last_watchdog_ = now;
-  }
 }
 
 }  // namespace themis::coordinator

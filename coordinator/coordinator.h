@@ -109,6 +109,13 @@ class Coordinator {
   void flush_outbox();
   double current_rho(std::int64_t app, double now);
 
+  // The first-iteration probe (probe.cc, docs/reliability.md "Probe").
+  bool wants_probe(std::int64_t app, int gpus_per_job, int jobs, int max_concurrent_jobs);
+  std::map<AppId, GpuIndex> pick_probe_gpus(const std::vector<AppId>& waiting, const std::vector<GpuIndex>& free,
+                                            const Cluster& cluster) const;
+  void start_probe(AppId app, GpuIndex gpu, RoundId round, double now);
+  void settle_probes(double now);
+
   // Failed attempts and admission control (job_failures.cc, docs/reliability.md); inside a transaction.
   // record_failed_exit classifies a rank's failed exit, stores it and applies the retry policy: it returns
   // the reason to stop the job with, "Backoff" (PENDING again after the back-off) or "RankFailed".
@@ -143,6 +150,7 @@ class Coordinator {
 
   std::map<std::string, HostSession> sessions_;          // host name -> session
   std::set<JobKey> launched_;                            // launches sent by this process
+  std::map<JobKey, std::set<std::string>> stopped_on_;   // STOPPING attempts: hosts that report none of their workers
   std::optional<double> round_requested_at_;
   std::string round_trigger_;
   struct Outgoing {
@@ -181,6 +189,7 @@ class Coordinator {
     double deadline = 0;
     std::set<AppId> recipients;     // apps with a launcher that were offered the GPUs
     std::map<AppId, Bid> bids;
+    std::map<AppId, GpuIndex> probes;  // GPUs set aside for new apps' probes: the same ones when the bids are in
     double sent_at = 0;             // when the offers went out (rounds.offers_sent_at)
     bool all_bids_in() const { return bids.size() >= recipients.size(); }
   };
@@ -190,6 +199,9 @@ class Coordinator {
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<std::string, std::string>>> launch_env_;
   double started_at_ = 0;
   double last_watchdog_ = 0;
+  std::uint64_t tick_failures_ = 0;     // in a row (e.g. the database disk is full)
+  std::string last_tick_error_;
+  double last_tick_error_logged_ = 0;
 };
 
 double unix_now();

@@ -184,6 +184,12 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     v.headline = label + " is pending: no host is up, so there are no GPUs to give out.";
     return v;
   }
+  if (app.value("probe", json()) == "waiting") {
+    v.reason = "Probe";
+    v.headline = label + " is pending: before it competes for GPUs, its first job runs alone on one GPU to catch a " +
+                 "failure at start; it waits for a free GPU for that (" + std::to_string(now_c.free_gpus) + " free now).";
+    return v;
+  }
   if (pending > 0 && in_backoff == pending) {
     v.reason = "Backoff";
     const auto& first = backoff[0];
@@ -364,6 +370,9 @@ Verdict running_verdict(store::Database& db, const json& app, const json& jobs, 
   v.reason = "Running";
   const std::int64_t id = app["id"].get<std::int64_t>();
   const std::string label = app_label(id, app["name"].get<std::string>());
+  if (app.value("probe", json()) == "running") {
+    v.details.push_back("Probing: its first job runs alone on one GPU until it exits or its probe lease expires; then the app competes for more.");
+  }
   const json held = all_rows(db,
                              "SELECT l.gpu, h.name AS host, l.job, l.round_id AS round, l.start, l.expiry FROM leases l "
                              "JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
@@ -439,6 +448,10 @@ Verdict finished_verdict(store::Database& db, const json& app, const json& jobs)
   const std::string state = app["state"].get<std::string>();
   const std::string label = app_label(id, app["name"].get<std::string>());
   v.reason = state == "COMPLETED" ? "Completed" : state == "FAILED" ? "Failed" : "Cancelled";
+  if (app.value("probe", json()) == "failed") {
+    v.details.push_back("Its first job failed while it ran alone on one GPU (its probe), so the app failed before it competed "
+                        "for GPUs; jobs that had not run were cancelled.");
+  }
   const double submitted = number(app["submitted_at"]);
   const double finished = number(app["finished_at"], submitted);
   const double jct = finished - submitted;

@@ -5,7 +5,7 @@
 // The verdict is a JSON object:
 //   state     the app's state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, or QUEUED for admission)
 //   reason    one word: New, Resources, Fairness, Outbid, NoBid, Placement, AppConcurrency, Launching,
-//             Backoff, Admission, NodesDown (pending); Running; Completed, Failed, Cancelled (finished)
+//             Backoff, Admission, NodesDown, Probe (pending); Running; Completed, Failed, Cancelled (finished)
 //   headline  one sentence with the facts behind the reason
 //   details   further lines (the round's offer, winners, leftover, lease expiries, exit statuses)
 //   facts     the same facts as values, for scripts and tests (times in unix seconds)

@@ -108,6 +108,9 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
           .bind_all(app, static_cast<std::int64_t>(job.index), job.hparams_json, json(command).dump(), now)
           .run();
     }
+    if (wants_probe(app, spec.gpus_per_job, static_cast<int>(spec.jobs.size()), spec.max_concurrent_jobs)) {
+      db_.prepare("UPDATE apps SET probe = 'waiting' WHERE id = ?").bind(1, app).run();
+    }
     event(now, "Submitted", app, std::nullopt, "", std::nullopt,
           "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs");
     db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(std::string(kAdmissionUndecided), app).run();

@@ -61,6 +61,7 @@ void Coordinator::run_round(double now) {
   {
     store::Database::Transaction admission(db_);
     admit_apps(now);
+    settle_probes(now);
     admission.commit();
   }
   const std::string trigger = round_trigger_;
@@ -132,14 +133,21 @@ void Coordinator::run_round(double now) {
   std::vector<std::unique_ptr<StoredAppModel>> models;
   std::map<AppId, double> rho_of;
   int total_demand = 0;
+  std::vector<AppId> probe_waiting;
   {
     auto apps = db_.prepare(
         "SELECT a.id, a.gpus_per_job, a.max_concurrent_jobs, "
         "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state = 'PENDING' AND j.retry_at IS NULL), "
-        "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state IN ('STARTING','RUNNING','STOPPING')) "
+        "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state IN ('STARTING','RUNNING','STOPPING')), "
+        "coalesce(a.probe, '') "
         "FROM apps a WHERE a.state IN ('PENDING','RUNNING') AND a.admission IS NULL ORDER BY a.id");
     while (apps.step()) {
       const AppId id = apps.int64(0);
+      // A probing app waits for its probe's verdict before it competes (probe.cc).
+      if (const std::string probe = apps.text(5); probe == "waiting" || probe == "running") {
+        if (probe == "waiting") probe_waiting.push_back(id);
+        continue;
+      }
       const auto per_job = apps.int64(1);
       const auto slots_left = std::max<std::int64_t>(0, apps.int64(2) - apps.int64(4));
       std::int64_t demand = std::min(apps.int64(3), slots_left) * per_job;
@@ -160,15 +168,27 @@ void Coordinator::run_round(double now) {
       models.push_back(std::make_unique<StoredAppModel>(id, rho, static_cast<int>(demand), 0, std::move(bid)));
     }
   }
-  if (input.free_gpus.empty() || total_demand == 0) return;
+  if (input.free_gpus.empty() || (total_demand == 0 && probe_waiting.empty() && expiring.empty())) return;
   for (auto& m : models) input.apps.push_back(m.get());
 
   auto last_round = db_.prepare("SELECT coalesce(max(id), 0) + 1 FROM rounds");
   last_round.step();
   input.round = last_round.int64(0);
-  const auto offered = policy_->offer_recipients(input);
-  if (!pending_offer_ || pending_offer_->round != input.round) {
-    PendingOffer offer{input.round, now + kOfferDeadlineMs / 1000.0, {}, {}};
+  // Probes take their GPU before the auction; when bids were awaited, the GPUs set aside then.
+  std::map<AppId, GpuIndex> probes;
+  if (pending_offer_ && pending_offer_->round == input.round) {
+    for (const auto& [app, gpu] : pending_offer_->probes) {
+      const bool waiting = std::find(probe_waiting.begin(), probe_waiting.end(), app) != probe_waiting.end();
+      if (waiting && std::find(input.free_gpus.begin(), input.free_gpus.end(), gpu) != input.free_gpus.end()) probes[app] = gpu;
+    }
+  } else {
+    probes = pick_probe_gpus(probe_waiting, input.free_gpus, cluster);
+  }
+  for (const auto& [app, gpu] : probes) input.free_gpus.erase(std::find(input.free_gpus.begin(), input.free_gpus.end(), gpu));
+  const bool auction = !input.free_gpus.empty() && total_demand > 0;
+  const auto offered = auction ? policy_->offer_recipients(input) : std::vector<AppId>{};
+  if (auction && (!pending_offer_ || pending_offer_->round != input.round)) {
+    PendingOffer offer{input.round, now + kOfferDeadlineMs / 1000.0, {}, {}, probes};
     for (const AppId app : offered) {
       if (has_launcher(app)) offer.recipients.insert(app);
     }
@@ -192,7 +212,8 @@ void Coordinator::run_round(double now) {
     }
   }
   const double auction_started = unix_now();
-  const auto outcome = policy_->run_round(input, rng_);
+  arbiter::RoundOutcome outcome;
+  if (auction) outcome = policy_->run_round(input, rng_);
   const double finished = unix_now();
 
   store::Database::Transaction tx(db_);
@@ -224,6 +245,10 @@ void Coordinator::run_round(double now) {
         .run();
     ++leased;
   };
+  for (const auto& [app, gpu] : probes) {
+    start_probe(app, gpu, round, now);
+    outcome_json["grants"].push_back({{"app", app}, {"gpus", {gpu}}, {"kind", "probe"}});
+  }
   for (const auto& grant : outcome.grants) {
     const char* kind = grant.kind == arbiter::GrantKind::kAuction ? "auction" : grant.kind == arbiter::GrantKind::kLeftover ? "leftover" : "direct";
     outcome_json["grants"].push_back({{"app", grant.app}, {"gpus", grant.gpus}, {"kind", kind}});
@@ -371,7 +396,7 @@ void Coordinator::run_round(double now) {
   }
   const auto idle_count = static_cast<std::int64_t>(input.free_gpus.size()) - leased;
   db_.prepare("UPDATE rounds SET granted = ?, idle = ?, outcome = ?, finished_at = ? WHERE id = ?")
-      .bind_all(static_cast<std::int64_t>(leased), idle_count, outcome_json.dump(), unix_now(), round)
+      .bind_all(static_cast<std::int64_t>(leased + static_cast<int>(probes.size())), idle_count, outcome_json.dump(), unix_now(), round)
       .run();
   db_.prepare("UPDATE rounds SET event_at = ?, offers_sent_at = ?, auction_started_at = ?, auction_finished_at = ? WHERE id = ?")
       .bind_all(event_at, pending_offer_ && pending_offer_->round == round ? std::optional(pending_offer_->sent_at) : std::nullopt,

@@ -7,12 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "net/fencing.h"
 #include "net/sd_notify.h"
 #include "net/socket_security.h"
 
@@ -36,6 +39,45 @@ void detach_child(pid_t parent, const std::string& log_path) {
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Every rank this nodelet starts carries it, so a later run of the nodelet finds the ones it left behind.
+constexpr const char* kWorkDirVariable = "THEMIS_NODELET_WORK_DIR";
+
+std::string read_file(const std::filesystem::path& path) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+// Processes (any user this nodelet may signal) whose environment has `entry` ("NAME=value").
+std::vector<pid_t> processes_with_environment(const std::string& entry) {
+  std::vector<pid_t> found;
+  std::error_code error;
+  for (const auto& dir : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = dir.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    const std::string environment = read_file(dir.path() / "environ");
+    std::size_t at = 0;
+    while (at < environment.size()) {
+      const auto end = environment.find('\0', at);
+      const auto length = (end == std::string::npos ? environment.size() : end) - at;
+      if (environment.compare(at, length, entry) == 0) {
+        found.push_back(pid);
+        break;
+      }
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+  }
+  return found;
 }
 
 std::string log_tail(const std::string& path, std::size_t lines = 20) {
@@ -68,6 +110,7 @@ Nodelet::Nodelet(const NodeletConfig& config)
   dealer_.set(zmq::sockopt::linger, 0);
   dealer_.connect(config_.coordinator);
   std::filesystem::create_directories(config_.work_dir);
+  answered_at_ = now_s();
 }
 
 Nodelet::~Nodelet() { stop_all_and_wait(); }
@@ -78,7 +121,8 @@ void Nodelet::send(net::OutMessage& message) {
 }
 
 void Nodelet::send_register() {
-  net::OutMessage out(request_id_++);
+  const std::uint64_t id = request_id_++;
+  net::OutMessage out(id);
   auto reg = out.body().initRegister();
   reg.setHost(config_.host);
   reg.setRack(config_.rack);
@@ -96,6 +140,7 @@ void Nodelet::send_register() {
   fill_launchers(reg.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
   next_register_ = now_s() + 1.0;
+  sent_at_[id] = now_s();
 }
 
 void Nodelet::fill_running(capnp::List<wire::RunningWorker>::Builder running) const {
@@ -111,16 +156,19 @@ void Nodelet::fill_running(capnp::List<wire::RunningWorker>::Builder running) co
 }
 
 void Nodelet::send_heartbeat() {
-  net::OutMessage out(request_id_++);
+  const std::uint64_t id = request_id_++;
+  net::OutMessage out(id);
   auto hb = out.body().initHeartbeat();
   hb.setSeq(++seq_);
   fill_running(hb.initRunning(static_cast<unsigned>(workers_.size())));
   fill_launchers(hb.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
+  sent_at_[id] = now_s();
   next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
 }
 
 void Nodelet::run() {
+  stop_orphans_of_earlier_run();
   send_register();
   net::sd_notify("READY=1\nSTATUS=connecting to " + config_.coordinator);
   while (!stop_) {
@@ -139,7 +187,13 @@ void Nodelet::run() {
     reap();
     enforce_deadlines();
     const double now = now_s();
-    if (!registered_ && now >= next_register_) send_register();
+    fence_if_unheard(now);
+    if (fenced_ && workers_.empty()) {
+      fenced_ = false;
+      spdlog::info("fenced workers are gone: registering again");
+    }
+    // A fenced nodelet registers only once its workers are gone: its GPUs are free when offered again.
+    if (!registered_ && !fenced_ && now >= next_register_) send_register();
     if (registered_ && now >= next_heartbeat_) send_heartbeat();
     if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
       net::sd_notify("WATCHDOG=1");
@@ -164,15 +218,30 @@ void Nodelet::handle(const zmq::message_t& frame) {
   try {
     const auto body = in->envelope().getBody();
     switch (in->which()) {
-      case W::REGISTERED:
+      case W::REGISTERED: {
+        const double now = now_s();
+        if (now - answered_at_ > down_bound_s()) {
+          // The coordinator may have declared this host down and placed its jobs again: the Stop orders that
+          // follow this answer must land before the kill deadline those jobs wait out (net/fencing.h).
+          stop_cap_ = answered_at_ + net::fence_kill_s(heartbeat_interval_ms_, lives_);
+        }
+        note_answered(in->request_id(), now);
+        // A register queued while the link was down is answered long after it was sent; the coordinator
+        // heard it just now. Counting from its send time would fence the workers it is about to launch, so
+        // a registration counts as heard at least D ago (it assumes the answer took less than D to return).
+        answered_at_ = std::max(answered_at_, now - down_bound_s());
+        next_heartbeat_ = 0;
         registered_ = true;
+        lives_ = std::max<std::uint32_t>(1, body.getRegistered().getLives());
         heartbeat_interval_ms_ = body.getRegistered().getHeartbeatIntervalMs();
-        next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
         spdlog::info("registered as {} (first GPU {}, heartbeat every {} ms)", config_.host,
                      body.getRegistered().getFirstGpu(), heartbeat_interval_ms_);
         break;
+      }
       case W::HEARTBEAT_ACK:
+        note_answered(in->request_id(), now_s());
         heartbeat_interval_ms_ = body.getHeartbeatAck().getNextIntervalMs();
+        lives_ = std::max<std::uint32_t>(1, body.getHeartbeatAck().getLives());
         break;
       case W::LAUNCH: launch(body.getLaunch()); break;
       case W::STOP: {
@@ -240,6 +309,7 @@ void Nodelet::launch(wire::Launch::Reader launch) {
       {"THEMIS_JOB_INDEX", std::to_string(launch.getJob())},
       {"THEMIS_ATTEMPT", std::to_string(launch.getAttempt())},
       {"RANK", std::to_string(launch.getRank())},
+      {kWorkDirVariable, config_.work_dir},
       {"WORLD_SIZE", std::to_string(launch.getWorldSize())},
       {"MASTER_ADDR", rendezvous.substr(0, colon)},
       {"MASTER_PORT", colon == std::string::npos ? "29500" : rendezvous.substr(colon + 1)},
@@ -270,7 +340,8 @@ void Nodelet::launch(wire::Launch::Reader launch) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);
-  workers_[key] = {pid, log_path, 0};
+  workers_[key] = {pid, log_path, 0, launch.getGraceMs() > 0 ? launch.getGraceMs()
+                                                             : static_cast<std::uint32_t>(config_.grace_period_ms)};
   spdlog::info("started {} attempt {} rank {}/{} pid {} devices {}", job_id, launch.getAttempt(), launch.getRank(),
                launch.getWorldSize(), pid, devices);
 }
@@ -280,7 +351,9 @@ void Nodelet::stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, st
     if (std::get<0>(key) != app || std::get<1>(key) != job || std::get<2>(key) != attempt) continue;
     if (worker.kill_at != 0) continue;
     ::kill(-worker.pid, SIGTERM);
-    worker.kill_at = now_s() + static_cast<double>(grace_ms) / 1000.0;
+    const double now = now_s();
+    worker.kill_at = now + static_cast<double>(grace_ms) / 1000.0;
+    if (now < stop_cap_) worker.kill_at = std::min(worker.kill_at, stop_cap_);
     spdlog::info("stopping {}_{} rank {} (grace {} ms)", app, job, std::get<3>(key), grace_ms);
   }
 }
@@ -353,6 +426,58 @@ void Nodelet::report_exit(const Key& key, const Exit& exit) {
   send(out);
   spdlog::info("{}_{} attempt {} rank {} exited: code {} signal {}", std::get<0>(key), std::get<1>(key),
                std::get<2>(key), std::get<3>(key), exit.code, exit.signal);
+}
+
+double Nodelet::down_bound_s() const { return net::down_bound_s(heartbeat_interval_ms_, lives_); }
+
+void Nodelet::note_answered(std::uint64_t request_id, double now) {
+  const auto it = sent_at_.find(request_id);
+  if (it == sent_at_.end()) return;  // an answer to something else, or to a message already superseded
+  answered_at_ = std::max(answered_at_, it->second);
+  sent_at_.erase(sent_at_.begin(), std::next(it));
+  // Unanswered messages older than any fence deadline say nothing new.
+  while (!sent_at_.empty() && now - sent_at_.begin()->second > 2 * net::fence_kill_s(heartbeat_interval_ms_, lives_)) {
+    sent_at_.erase(sent_at_.begin());
+  }
+}
+
+// The nodelet fences itself rather than the coordinator waiting for it: only the nodelet can stop its
+// workers while it is cut off, and a checkpoint signal needs a grace period that the heartbeat bound
+// alone cannot fit (with the defaults, 5 s x 3 lives, a 10 s grace would have to start after missing a
+// single answer). So it starts one down bound after the coordinator may declare it down, caps the
+// grace at one more, and the coordinator holds the lost jobs until then (net/fencing.h).
+void Nodelet::fence_if_unheard(double now) {
+  if (fenced_ || workers_.empty()) return;
+  if (now - answered_at_ < net::fence_start_s(heartbeat_interval_ms_, lives_)) return;
+  const double kill_by = answered_at_ + net::fence_kill_s(heartbeat_interval_ms_, lives_);
+  spdlog::warn("no answer from the coordinator for {:.1f} s (down after {:.1f} s): fencing, stopping {} workers",
+               now - answered_at_, down_bound_s(), workers_.size());
+  for (auto& [key, worker] : workers_) {
+    if (worker.kill_at == 0) {
+      ::kill(-worker.pid, SIGTERM);
+      worker.kill_at = std::min(now + static_cast<double>(worker.grace_ms) / 1000.0, kill_by);
+    } else {
+      worker.kill_at = std::min(worker.kill_at, kill_by);
+    }
+  }
+  fenced_ = true;
+  registered_ = false;
+  next_register_ = 0;
+}
+
+// Ranks a killed nodelet left behind: its direct children die with it (PR_SET_PDEATHSIG), but what they
+// started does not. No coordinator wants them any more (the lost job is requeued when this nodelet
+// registers without them), so they get their checkpoint signal and then SIGKILL before this nodelet
+// offers its GPUs again.
+void Nodelet::stop_orphans_of_earlier_run() {
+  const std::string marker = std::string(kWorkDirVariable) + "=" + config_.work_dir;
+  auto orphans = processes_with_environment(marker);
+  if (orphans.empty()) return;
+  spdlog::warn("{} processes of an earlier run of this nodelet are still running: stopping them", orphans.size());
+  for (const pid_t pid : orphans) ::kill(pid, SIGTERM);
+  const double kill_at = now_s() + static_cast<double>(config_.grace_period_ms) / 1000.0;
+  while (!stop_ && now_s() < kill_at && !(orphans = processes_with_environment(marker)).empty()) ::usleep(50000);
+  for (const pid_t pid : processes_with_environment(marker)) ::kill(pid, SIGKILL);
 }
 
 void Nodelet::stop_all_and_wait() {

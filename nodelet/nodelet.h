@@ -53,6 +53,7 @@ class Nodelet {
     pid_t pid = 0;
     std::string log_path;
     double kill_at = 0;  // SIGKILL deadline once stopping; 0 while running
+    std::uint32_t grace_ms = 0;  // the app's grace period, from its Launch order
   };
   struct Exit {
     int code = 0;
@@ -71,6 +72,11 @@ class Nodelet {
   void enforce_deadlines();
   void report_exit(const Key& key, const Exit& exit);
   void stop_all_and_wait();
+  // Self-fencing (docs/reliability.md, "Fault matrix: nodes, partitions, workers").
+  double down_bound_s() const;
+  void note_answered(std::uint64_t request_id, double now);
+  void fence_if_unheard(double now);
+  void stop_orphans_of_earlier_run();
   // App launchers (docs/launcher.md, "Managed launchers"): non-GPU processes, one per app.
   void start_launcher(wire::StartLauncher::Reader start);
   void stop_launcher(std::int64_t app, std::uint32_t generation, std::uint32_t grace_ms);
@@ -97,6 +103,11 @@ class Nodelet {
   double last_watchdog_ = 0;
   std::uint64_t seq_ = 0;
   std::uint64_t request_id_ = 1;
+  std::uint32_t lives_ = 3;
+  std::map<std::uint64_t, double> sent_at_;  // register/heartbeat request id -> when it was sent
+  double answered_at_ = 0;    // send time of the newest register/heartbeat the coordinator answered
+  bool fenced_ = false;       // workers stopped for lack of answers; no registration until they are gone
+  double stop_cap_ = 0;       // while now < stop_cap_, a Stop's SIGKILL comes no later than this
 };
 
 }  // namespace themis::nodelet

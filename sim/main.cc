@@ -5,13 +5,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 #include "coordinator/arbiter/policies/registry.h"
 #include "core/cluster_file.h"
 #include "core/cluster_presets.h"
 #include "sim/experiments.h"
+#include "sim/gavel_trace.h"
+#include "sim/itp_trace.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -32,6 +36,7 @@ struct Common {
   double load = 3.0;
   Seconds lease = 600;
   double filter_f = 0.8;
+  std::string rounding = "nearest";
   double network_fraction = -1;
   double estimate_error = 0;
   Seconds batch_window = -1;
@@ -51,6 +56,8 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--philly", c.philly, "Philly job table for w1/w2 (default: shared traces)");
   cmd->add_option("--lease", c.lease, "lease length in seconds")->check(CLI::PositiveNumber);
   cmd->add_option("--filter-f", c.filter_f, "Themis filter fraction f")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--rounding", c.rounding, "Themis: whole GPUs from the payment factor c: nearest or lottery")
+      ->check(CLI::IsMember({"nearest", "lottery"}));
   cmd->add_option("--net-frac", c.network_fraction,
                   "fraction of network-intensive apps in a generated workload (default: Table 4's mix)")
       ->check(CLI::Range(0.0, 1.0));
@@ -119,6 +126,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
                   const Common& c) {
   arbiter::policies::PolicySettings ps;
   ps.filter_f = c.filter_f;
+  ps.rounding = c.rounding;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;
@@ -191,6 +199,67 @@ void write_plots(const std::string& dir, const std::vector<std::pair<std::string
   }
 }
 
+struct ConvertOptions {
+  std::string from;
+  std::string to = "themis";
+  std::string input;
+  std::string throughputs;
+  std::string gpu = "v100";
+  std::string name_prefix;
+  std::uint64_t seed = 1;
+  double network_fraction = -1;
+  Seconds from_time = 0;
+  Seconds until_time = -1;
+  long long max_jobs = 0;
+};
+
+// Reads --input in --from's format and writes it to stdout in --to's; what was dropped goes to stderr.
+void convert(const ConvertOptions& o) {
+  std::optional<GavelThroughputs> table;
+  auto throughputs = [&]() -> const GavelThroughputs& {
+    if (!table)
+      table = GavelThroughputs::load(o.throughputs.empty() ? default_gavel_throughputs_csv()
+                                                           : std::filesystem::path(o.throughputs));
+    return *table;
+  };
+  std::vector<AppSpec> apps;
+  if (o.from == "gavel") {
+    if (o.from_time != 0 || o.until_time >= 0)
+      throw std::invalid_argument("--from-time/--until-time: only for --from itp (use --max-jobs)");
+    GavelImportOptions g;
+    g.gpu = parse_gavel_gpu(o.gpu);
+    g.name_prefix = o.name_prefix.empty() ? std::filesystem::path(o.input).stem().string() + "-" : o.name_prefix;
+    g.max_jobs = o.max_jobs;
+    const auto jobs = load_gavel_trace(o.input);
+    GavelImport imported = gavel_to_apps(jobs, throughputs(), g, o.input);
+    const auto beyond = static_cast<long long>(jobs.size()) - imported.dropped - static_cast<long long>(imported.apps.size());
+    std::cerr << std::setprecision(15) << "themis-sim convert: " << o.input << ": " << jobs.size() << " jobs, " << imported.apps.size()
+              << " kept, " << imported.dropped << " dropped (no Gavel throughput at their scale factor on "
+              << o.gpu << ")" << (beyond > 0 ? ", " + std::to_string(beyond) + " beyond --max-jobs" : "")
+              << ", arrivals rebased by " << imported.rebased_by << " s\n";
+    for (const auto& kind : imported.dropped_kinds) std::cerr << "  dropped " << kind << "\n";
+    apps = std::move(imported.apps);
+  } else if (o.from == "itp") {
+    ItpImportOptions i;
+    i.seed = o.seed;
+    i.network_fraction = o.network_fraction;
+    i.from_time = o.from_time;
+    i.until_time = o.until_time;
+    i.max_jobs = o.max_jobs;
+    const auto jobs = load_itp_csv(o.input);
+    ItpImport imported = itp_to_apps(jobs, i);
+    std::cerr << std::setprecision(15) << "themis-sim convert: " << o.input << ": " << jobs.size() << " jobs, " << imported.apps.size()
+              << " kept (--from-time, --until-time, --max-jobs), arrivals rebased by " << imported.rebased_by << " s\n";
+    apps = std::move(imported.apps);
+  } else {
+    if (o.max_jobs != 0 || o.from_time != 0 || o.until_time >= 0)
+      throw std::invalid_argument("--max-jobs/--from-time/--until-time: only for --from gavel or itp");
+    apps = load_trace(o.input);
+  }
+  if (apps.empty()) throw std::invalid_argument("--input: no job left to convert");
+  std::cout << (o.to == "gavel" ? apps_to_gavel(apps, throughputs()) : trace_to_jsonl(apps));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,6 +297,28 @@ int main(int argc, char** argv) {
   Common gen_opts;
   auto* generate = app.add_subcommand("generate", "write a generated workload (w1 / w2) as a trace");
   add_common(generate, gen_opts);
+
+  ConvertOptions conv;
+  auto* convert_cmd = app.add_subcommand(
+      "convert", "convert a trace: Gavel (10- or 7-field) or ITP CSV to ours, ours or Gavel's to Gavel's 10-field format");
+  convert_cmd->add_option("--from", conv.from, "input format: gavel, itp or themis")
+      ->required()
+      ->check(CLI::IsMember({"gavel", "itp", "themis"}));
+  convert_cmd->add_option("--to", conv.to, "output format: themis (default) or gavel")
+      ->check(CLI::IsMember({"themis", "gavel"}));
+  convert_cmd->add_option("--input", conv.input, "the trace file")->required();
+  convert_cmd->add_option("--throughputs", conv.throughputs, "Gavel throughput table (default: shared traces' derived CSV)");
+  convert_cmd->add_option("--gpu", conv.gpu, "Gavel GPU whose throughputs set iteration times and slowdowns (v100)")
+      ->check(CLI::IsMember({"v100", "p100", "k80"}));
+  convert_cmd->add_option("--name-prefix", conv.name_prefix, "Gavel import: app names are prefix + line (default: file stem + '-')");
+  convert_cmd->add_option("--seed", conv.seed, "ITP import: seed of the model draw");
+  convert_cmd->add_option("--net-frac", conv.network_fraction, "ITP import: fraction of network-intensive models (default: Table 4's mix)")
+      ->check(CLI::Range(0.0, 1.0));
+  convert_cmd->add_option("--from-time", conv.from_time, "ITP import: keep jobs submitted at or after this second")
+      ->check(CLI::NonNegativeNumber);
+  convert_cmd->add_option("--until-time", conv.until_time, "ITP import: keep jobs submitted before this second")
+      ->check(CLI::NonNegativeNumber);
+  convert_cmd->add_option("--max-jobs", conv.max_jobs, "keep the first N jobs by arrival (0: all)")->check(CLI::NonNegativeNumber);
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -296,6 +387,8 @@ int main(int argc, char** argv) {
                         line_svg("GPU time over " + sweep_param, x, "GPU time (GPU-hours)", xs, gpu_time)}});
         }
       }
+    } else if (convert_cmd->parsed()) {
+      convert(conv);
     } else if (generate->parsed()) {
       const Setup setup = load_setup(gen_opts);
       std::cout << trace_to_jsonl(load_workload(gen_opts, setup.full.size()));

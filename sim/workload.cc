@@ -52,22 +52,6 @@ const std::vector<const ModelInfo*>& models_of(ModelCategory c) {
 bool network_intensive(const ModelInfo& m) { return m.slowdown[static_cast<std::size_t>(Locality::kSameRack)] >= 1.15; }
 bool compute_intensive(const ModelInfo& m) { return m.slowdown[static_cast<std::size_t>(Locality::kCrossRack)] <= 1.0; }
 
-// Table 4: CV 10%, NLP 60%, Speech 30%; models uniform within a category. With a network fraction F:
-// network-intensive with probability F, else compute-intensive, uniform within the class.
-const ModelInfo& draw_model(Rng& rng, double network_fraction) {
-  if (network_fraction >= 0) {
-    const bool net = rng.uniform() < network_fraction;
-    std::vector<const ModelInfo*> pick;
-    for (const ModelInfo& m : model_catalog())
-      if (net ? network_intensive(m) : compute_intensive(m)) pick.push_back(&m);
-    return *pick[rng.below(pick.size())];
-  }
-  const double u = rng.uniform();
-  const ModelCategory c = u < 0.1 ? ModelCategory::kCV : (u < 0.7 ? ModelCategory::kNLP : ModelCategory::kSpeech);
-  const auto& ms = models_of(c);
-  return *ms[rng.below(ms.size())];
-}
-
 LossCurve draw_loss(Rng& rng) { return {1.0 + rng.uniform(), 0.3 + 0.4 * rng.uniform(), 0.1 * rng.uniform()}; }
 
 // Arrival offsets (rebased to 0, sorted) of `n` Philly submissions from one two-week window.
@@ -118,6 +102,20 @@ std::vector<const PhillyJob*> small_jobs(const std::vector<PhillyJob>& philly) {
 }
 
 }  // namespace
+
+const ModelInfo& draw_model(Rng& rng, double network_fraction) {
+  if (network_fraction >= 0) {
+    const bool net = rng.uniform() < network_fraction;
+    std::vector<const ModelInfo*> pick;
+    for (const ModelInfo& m : model_catalog())
+      if (net ? network_intensive(m) : compute_intensive(m)) pick.push_back(&m);
+    return *pick[rng.below(pick.size())];
+  }
+  const double u = rng.uniform();
+  const ModelCategory c = u < 0.1 ? ModelCategory::kCV : (u < 0.7 ? ModelCategory::kNLP : ModelCategory::kSpeech);
+  const auto& ms = models_of(c);
+  return *ms[rng.below(ms.size())];
+}
 
 std::vector<PhillyJob> load_philly_csv(const std::filesystem::path& path) {
   std::ifstream in(path);

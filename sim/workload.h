@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
+#include "sim/model_catalog.h"
 #include "sim/trace.h"
 
 namespace themis::sim {
@@ -40,6 +42,10 @@ struct WorkloadOptions {
   // the others a compute-intensive one (Inception-v3, ResNet50: slowdown 1).
   double network_fraction = -1;
 };
+
+// One model drawn by Table 4's mix (CV 10%, NLP 60%, Speech 30%, uniform within a category), or with
+// network_fraction in [0, 1], network-intensive with that probability, else compute-intensive.
+const ModelInfo& draw_model(Rng& rng, double network_fraction);
 
 std::vector<AppSpec> workload1(const std::vector<PhillyJob>& philly, const WorkloadOptions& options);
 std::vector<AppSpec> workload2(const std::vector<PhillyJob>& philly, const WorkloadOptions& options);

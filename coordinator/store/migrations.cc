@@ -201,10 +201,16 @@ ALTER TABLE rounds ADD COLUMN committed_at REAL;        -- the round's transacti
 ALTER TABLE rounds ADD COLUMN grants_sent_at REAL;      -- every launcher's grant handed to ZeroMQ
 )sql";
 
+// The first-iteration probe (docs/reliability.md "Probe"): a new app's first job tried on one GPU before it
+// competes for many. NULL: not probed; waiting -> running -> passed | failed.
+const char* const kVersion4 = R"sql(
+ALTER TABLE apps ADD COLUMN probe TEXT CHECK (probe IN ('waiting', 'running', 'passed', 'failed'));
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4};
   return steps;
 }
 

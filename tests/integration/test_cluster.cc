@@ -55,6 +55,8 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
          << "lease_duration = \"" << lease_duration << "\"\nround_batch_window = \"50ms\"\npolicy = \"" << THEMIS_TEST_POLICY << "\"\n"
          << "rendezvous_ports = [" << rendezvous_base << ", " << rendezvous_base + 63 << "]\n"
          << coordinator_settings;
+  // The first-iteration probe changes how a new app starts; only the tests about it turn it on.
+  if (coordinator_settings.find("probe_duration") == std::string::npos) config << "probe_duration = \"0s\"\n";
   write_file("themis.toml", config.str());
   for (const auto& [name, role] : principals) {
     auto r = run_command({kBin + "/themisctl", "keygen", name, "--dir", keys});

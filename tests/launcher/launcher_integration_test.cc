@@ -48,7 +48,9 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
   // Long enough that the small app, waiting, overtakes its ρ while it still runs (about 20 s alone).
   const std::string wide = submit("wide", 2, 12000);
   Process wide_launcher = launcher(wide);
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + wide) == "RUNNING"; },
+  // The small app arrives once the wide job trains, so that its preemption has progress to checkpoint.
+  ASSERT_TRUE(cluster.wait_for([&] { return read_text(cluster.dir() + "/launcher-" + wide + ".log").find("attempt 1 started") !=
+                                            std::string::npos; },
                                std::chrono::seconds(60)))
       << read_text(cluster.dir() + "/launcher-" + wide + ".log");
   const std::string small = submit("small", 1, 300);

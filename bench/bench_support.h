@@ -1,0 +1,73 @@
+#pragma once
+// Small pieces shared by the benchmarks that run real coordinator and nodelet processes:
+// loopback ports, config files, process memory and percentile lines.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace themis::bench {
+
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// A nodelet's `slots` value: GPUs 0..gpus-1 in slots of two.
+inline std::string slots_toml(int gpus) {
+  std::string slots = "[[";
+  for (int g = 0; g < gpus; ++g) {
+    if (g > 0 && g % 2 == 0) slots += "], [";
+    else if (g > 0) slots += ", ";
+    slots += std::to_string(g);
+  }
+  return slots + "]]";
+}
+
+inline double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const double rank = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+// One line "what  p50 …  p95 …  max … unit  (n=…)".
+inline void print_distribution(const char* what, const std::vector<double>& v, const char* unit) {
+  std::printf("%-34s p50 %9.1f  p95 %9.1f  max %9.1f %s  (n=%zu)\n", what, percentile(v, 0.5), percentile(v, 0.95),
+              v.empty() ? std::nan("") : *std::max_element(v.begin(), v.end()), unit, v.size());
+}
+
+// A field of /proc/<pid>/status in KiB ("VmRSS", "VmHWM"); 0 when the process is gone.
+inline long proc_status_kib(pid_t pid, const std::string& field = "VmRSS") {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+}  // namespace themis::bench

@@ -1,0 +1,103 @@
+// The first-iteration probe (docs/reliability.md "Probe"): a new app's first job runs alone on one GPU
+// for at most probe_duration before the app competes for more, so that a job that fails at once fails in
+// seconds instead of after winning an auction (Philly study: most failures come early, from user errors).
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "coordinator/coordinator.h"
+
+namespace themis::coordinator {
+
+using json = nlohmann::json;
+
+bool Coordinator::wants_probe(std::int64_t app, int gpus_per_job, int jobs, int max_concurrent_jobs) {
+  if (config_.probe_duration_ms <= 0) return false;
+  // Only apps whose jobs the coordinator runs itself: a launcher gives its jobs their environment (typed
+  // hyper-parameters, iteration target, report socket), which a probe run without it would not match.
+  if (launcher_mode(app) != LauncherMode::kNone) return false;
+  // An app of one one-GPU job is its own probe.
+  const int concurrent = max_concurrent_jobs > 0 ? std::min(jobs, max_concurrent_jobs) : jobs;
+  return gpus_per_job * concurrent > 1;
+}
+
+std::map<AppId, GpuIndex> Coordinator::pick_probe_gpus(const std::vector<AppId>& waiting, const std::vector<GpuIndex>& free,
+                                                     const Cluster& cluster) const {
+  // One GPU each, from the machines with the fewest free GPUs, so that whole free machines stay whole for gangs.
+  std::map<int, std::vector<GpuIndex>> by_machine;
+  for (GpuIndex g : free) by_machine[cluster.gpu(g).machine].push_back(g);
+  std::map<AppId, GpuIndex> picks;
+  for (const AppId app : waiting) {
+    auto best = by_machine.end();
+    for (auto it = by_machine.begin(); it != by_machine.end(); ++it) {
+      if (!it->second.empty() && (best == by_machine.end() || it->second.size() < best->second.size())) best = it;
+    }
+    if (best == by_machine.end()) break;
+    picks[app] = best->second.back();
+    best->second.pop_back();
+  }
+  return picks;
+}
+
+// Inside the round's transaction: the probe's lease (up to probe_duration) and its job's launch on one GPU.
+void Coordinator::start_probe(AppId app, GpuIndex gpu, RoundId round, double now) {
+  auto first = db_.prepare("SELECT min(job) FROM jobs WHERE app_id = ? AND state = 'PENDING' AND retry_at IS NULL");
+  first.bind(1, app);
+  if (!first.step() || first.is_null(0)) return;
+  const std::int64_t job = first.int64(0);
+  const double expiry = now + static_cast<double>(config_.probe_duration_ms) / 1000.0;
+  db_.prepare("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (?,?,?,?,?,?, 'active')")
+      .bind_all(static_cast<std::int64_t>(gpu), app, job, round, now, expiry)
+      .run();
+  db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = attempt + 1, placement = ?, exited_ranks = 0, "
+              "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
+      .bind_all(json(std::vector<GpuIndex>{gpu}).dump(), now, app, job)
+      .run();
+  db_.prepare("UPDATE apps SET probe = 'running' WHERE id = ?").bind(1, app).run();
+  auto st = db_.prepare("INSERT INTO bids(round_id, app_id, rho_before, rho_no_new, bid_rows, won, grant_kind) "
+                        "VALUES (?,?,?, NULL, '[]', ?, 'probe')");
+  st.bind_all(round, app, current_rho(app, now), json(std::vector<GpuIndex>{gpu}).dump()).run();
+  event(now, "ProbeStarted", app, job, "", round,
+        "job " + std::to_string(job) + " alone on GPU " + std::to_string(gpu) + " for up to " +
+            std::to_string(config_.probe_duration_ms / 1000) + " s before the app competes for more");
+  spdlog::info("app {}: probing job {} on GPU {}", app, job, gpu);
+}
+
+// A probe ends when its job leaves the GPU: stopped at the probe's expiry or exited. A job that failed
+// without a retry fails the app at once; anything else lets the app compete.
+void Coordinator::settle_probes(double now) {
+  std::vector<std::pair<std::int64_t, bool>> running;  // app, still active
+  auto apps = db_.prepare("SELECT id, state IN ('PENDING','RUNNING') FROM apps WHERE probe = 'running'");
+  while (apps.step()) running.emplace_back(apps.int64(0), apps.int64(1) != 0);
+  for (const auto& [app, active] : running) {
+    auto job = db_.prepare("SELECT job, state, coalesce(failure, reason) FROM jobs WHERE app_id = ? AND attempt > 0 "
+                           "ORDER BY state_since DESC LIMIT 1");
+    job.bind(1, app);
+    if (!job.step()) continue;
+    const std::string state = job.text(1);
+    if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") continue;
+    const std::string why = "its probe failed: job " + std::to_string(job.int64(0)) + ": " + job.text(2);
+    if (!active) {  // it ended with its probe's job (an app of one job), or was cancelled
+      db_.prepare("UPDATE apps SET probe = ? WHERE id = ?").bind_all(std::string(state == "FAILED" ? "failed" : "passed"), app).run();
+      if (state == "FAILED") event(now, "ProbeFailed", app, job.int64(0), "", std::nullopt, why);
+      continue;
+    }
+    if (state == "FAILED") {
+      db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'ProbeFailed', state_since = ? "
+                  "WHERE app_id = ? AND state = 'PENDING'")
+          .bind_all(now, app)
+          .run();
+      db_.prepare("UPDATE apps SET probe = 'failed', state = 'FAILED', finished_at = ? WHERE id = ?").bind_all(now, app).run();
+      event(now, "ProbeFailed", app, job.int64(0), "", std::nullopt, why);
+      event(now, "AppFailed", app, std::nullopt, "", std::nullopt, why);
+      spdlog::info("app {}: {}", app, why);
+    } else {
+      db_.prepare("UPDATE apps SET probe = 'passed' WHERE id = ?").bind(1, app).run();
+      event(now, "ProbePassed", app, job.int64(0), "", std::nullopt,
+            state == "COMPLETED" ? "its job completed during the probe" : "its job ran; the app now competes for GPUs");
+    }
+  }
+}
+
+}  // namespace themis::coordinator

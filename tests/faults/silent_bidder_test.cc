@@ -1,0 +1,172 @@
+// A silent or slow bidder, for real: the app's themis-launch is stopped with SIGSTOP (it neither reads
+// offers nor bids, but its socket stays connected), or stopped and continued in turns (its bids come late).
+// Rounds must still run at the offer deadline, the other app keeps getting GPUs and finishes, and after
+// SIGCONT the silent app resumes and finishes. Real processes on loopback with CURVE: a coordinator, two
+// nodelets on two racks with one virtual GPU each, two launchers, themis-train workers (LibTorch on CPU).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/faults/invariants.h"
+#include "tests/integration/test_cluster.h"
+
+namespace themis::testing {
+namespace {
+
+const std::string kBin = THEMIS_BIN_DIR;
+
+std::string spec(const std::string& name, const std::string& dir, const std::string& learning_rates, int iterations) {
+  return "name = \"" + name + "\"\n" + "command = [\"" + kBin +
+         "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\", \"--threads\", \"1\"]\n"
+         "hyperparameters = { lr = [" + learning_rates + "] }\n"
+         "resources = { gpus_per_job = 1 }\n"
+         "checkpoint = { dir = \"" + dir + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
+         "[scheduler]\nlauncher = \"foreground\"\niterations = " + std::to_string(iterations) +
+         "\nserial_iter_time = 0.01\n";
+}
+
+class SilentBidder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = std::make_unique<TestCluster>(std::vector<NodeSpec>{{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s",
+                                             "fairness_knob = 0\n");  // every app is offered the GPUs
+    // 100 ms heartbeats with 3 lives lose hosts on a loaded 2-core box; this test is about launchers.
+    std::string config = read_text(cluster_->dir() + "/themis.toml");
+    const auto at = config.find("heartbeat_lives = 3\n");
+    ASSERT_NE(at, std::string::npos) << config;
+    config.replace(at, std::string("heartbeat_lives = 3").size(), "heartbeat_lives = 30");
+    cluster_->write_file("themis.toml", config);
+    cluster_->start_coordinator();
+    cluster_->start_node("node-a");
+    cluster_->start_node("node-b");
+    ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT count(*) FROM gpus") == "2"; },
+                                   std::chrono::seconds(20)));
+  }
+
+  std::string submit(const std::string& name, const std::string& learning_rates, int iterations) {
+    const auto r = cluster_->ctl(
+        "alice", {"submit", "--parsable",
+                  cluster_->write_file(name + ".toml", spec(name, cluster_->dir(), learning_rates, iterations))});
+    EXPECT_EQ(r.code, 0) << r.out;
+    const std::string id = r.out.substr(0, r.out.find_first_of("\r\n"));
+    submitted_.push_back(std::stoll(id));
+    return id;
+  }
+  Process launcher(const std::string& app) {
+    return Process({kBin + "/themis-launch", "--coordinator", cluster_->endpoint(), "--key", cluster_->key("alice", true),
+                    "--server-key", cluster_->key("coordinator", false), "--app", app},
+                   log_of(app));
+  }
+  std::string log_of(const std::string& app) const { return cluster_->dir() + "/launcher-" + app + ".log"; }
+  std::string sql(const std::string& query) { return cluster_->sql(query); }
+  std::string diagnostics() {
+    return "apps: " + sql("SELECT group_concat(name || ' ' || state, ', ') FROM apps") + "\njobs: " +
+           sql("SELECT group_concat(app_id || '_' || job || ' ' || state || ' attempt ' || attempt, ', ') FROM jobs") +
+           "\nleases: " +
+           sql("SELECT group_concat(gpu || '->' || app_id || ' ' || state, ', ') FROM leases WHERE state = 'active'") +
+           "\n" + read_text(cluster_->coordinator_log());
+  }
+  // Rounds after `round` that offered GPUs to `app` and got no bid from it: (count, mean seconds from
+  // the offers to the auction).
+  std::pair<int, double> unanswered_rounds(const std::string& app, const std::string& round) {
+    const std::string where = "FROM rounds r JOIN bids b ON b.round_id = r.id AND b.app_id = " + app +
+                              " WHERE r.id > " + round + " AND EXISTS (SELECT 1 FROM json_each(r.offered_to) o WHERE o.value = " + app +
+                              ") AND r.offers_sent_at IS NOT NULL AND r.auction_started_at IS NOT NULL "
+                              "AND b.rho_no_new IS NULL";
+    const std::string n = sql("SELECT count(*) " + where);
+    const std::string mean = sql("SELECT avg(r.auction_started_at - r.offers_sent_at) " + where);
+    return {n.empty() ? 0 : std::stoi(n), mean.empty() ? 0.0 : std::stod(mean)};
+  }
+  bool host_lost() { return sql("SELECT count(*) FROM events WHERE kind = 'HostDown'") != "0"; }
+  void expect_invariants() {
+    const auto violations = faults::check_invariants({cluster_->db_path(), submitted_, true, cluster_->dir()});
+    EXPECT_TRUE(violations.empty()) << ::testing::PrintToString(violations);
+  }
+
+  void silence_then_continue(std::string& quiet, std::string& quiet_log);
+
+  std::unique_ptr<TestCluster> cluster_;
+  std::vector<std::int64_t> submitted_;
+};
+
+// Quiet's launcher is stopped while its job runs; busy (two jobs) takes the free GPU and, once quiet's lease
+// expires without a bid, quiet's GPU too. Returns quiet's launcher log after SIGCONT and its exit.
+void SilentBidder::silence_then_continue(std::string& quiet, std::string& quiet_log) {
+  quiet = submit("quiet", "\"0.05\"", 20000);
+  Process quiet_launcher = launcher(quiet);
+  ASSERT_TRUE(cluster_->wait_for([&] { return sql("SELECT state FROM jobs WHERE app_id = " + quiet) == "RUNNING"; },
+                                 std::chrono::seconds(60)))
+      << read_text(log_of(quiet)) << diagnostics();
+  const std::string round_at_stop = sql("SELECT coalesce(max(id), 0) FROM rounds");
+  quiet_launcher.signal(SIGSTOP);
+
+  // The other app has four jobs of one GPU: one GPU is free, the other is the silent app's.
+  const std::string busy = submit("busy", "\"0.05\", \"0.1\", \"0.2\", \"0.4\"", 4000);
+  Process busy_launcher = launcher(busy);
+  // Quiet's lease expires within 3 s while busy still has jobs waiting: that round offers quiet GPUs.
+  cluster_->wait_for([&] { return unanswered_rounds(quiet, round_at_stop).first >= 1 || host_lost(); },
+                     std::chrono::seconds(60));
+  const auto [silent_rounds, mean_wait] = unanswered_rounds(quiet, round_at_stop);
+  const bool busy_done = cluster_->wait_for(
+      [&] { return sql("SELECT state FROM apps WHERE id = " + busy) == "COMPLETED"; }, std::chrono::seconds(90));
+  const std::string quiet_job_meanwhile = sql("SELECT state || ' attempt ' || attempt FROM jobs WHERE app_id = " + quiet);
+  const std::string quiet_leases_meanwhile = sql("SELECT count(*) FROM leases WHERE state = 'active' AND app_id = " + quiet);
+  std::printf("silent launcher: %d rounds offered it GPUs without a bid, offers to auction %.3f s on average; "
+              "its job meanwhile: %s, active leases %s\n",
+              silent_rounds, mean_wait, quiet_job_meanwhile.c_str(), quiet_leases_meanwhile.c_str());
+  ASSERT_TRUE(busy_done) << read_text(log_of(busy)) << diagnostics();
+  // 100 ms heartbeats on a loaded 2-core box: a nodelet that missed its heartbeats loses its jobs for a
+  // reason other than the silent bidder, and what the rounds did no longer isolates this fault.
+  if (host_lost()) {
+    quiet_launcher.signal(SIGCONT);
+    GTEST_SKIP() << "a host missed its heartbeats under load; the silent-bidder case was not isolated";
+  }
+  EXPECT_EQ(busy_launcher.wait(), 0);
+  // Rounds went on without the silent app's bid (at the deadline) and the other app got GPUs from them.
+  EXPECT_GE(silent_rounds, 1) << diagnostics();
+  EXPECT_NE(sql("SELECT count(*) FROM leases WHERE app_id = " + busy), "0");
+  EXPECT_TRUE(quiet_launcher.running());
+  expect_invariants();
+
+  quiet_launcher.signal(SIGCONT);
+  const bool quiet_done = cluster_->wait_for(
+      [&] { return sql("SELECT state FROM apps WHERE id = " + quiet) == "COMPLETED"; }, std::chrono::seconds(90));
+  ASSERT_TRUE(quiet_done) << read_text(log_of(quiet)) << diagnostics();
+  EXPECT_EQ(quiet_launcher.wait(), 0);
+  quiet_log = read_text(log_of(quiet));
+}
+
+TEST_F(SilentBidder, RoundsRunAtTheOfferDeadlineAndTheOtherAppFinishes) {
+  std::string quiet, quiet_log;
+  silence_then_continue(quiet, quiet_log);
+  if (IsSkipped() || HasFatalFailure()) return;
+  expect_invariants();
+}
+
+// Fails today: after SIGCONT the launcher reads the exit of the job the coordinator stopped at the lease
+// expiry (status "preempted", exit 0, while the launcher was silent) as the job's completion and ends the
+// app COMPLETED at iteration 0 (launcher/, docs/reliability.md "Fault matrix: disk full, silent bidder").
+TEST_F(SilentBidder, DISABLED_SilentAppResumesItsPreemptedJobAfterSigcont) {
+  std::string quiet, quiet_log;
+  silence_then_continue(quiet, quiet_log);
+  if (IsSkipped() || HasFatalFailure()) return;
+  EXPECT_NE(quiet_log.find("completed at iteration 20000"), std::string::npos) << "launcher log:\n" << quiet_log;
+  // Its job lost its GPU while the launcher was silent (the lease expired without a bid): stopped with a
+  // checkpoint, resumed from it on a later attempt.
+  EXPECT_GE(std::stoi(sql("SELECT attempt FROM jobs WHERE app_id = " + quiet)), 2) << diagnostics();
+  std::smatch resumed;
+  EXPECT_TRUE(std::regex_search(quiet_log, resumed, std::regex("resumed from iteration ([0-9]+)"))) << quiet_log;
+  std::printf("silent app: job %s, %s\n", sql("SELECT 'attempt ' || attempt FROM jobs WHERE app_id = " + quiet).c_str(),
+              resumed.empty() ? "not resumed" : resumed[0].str().c_str());
+  expect_invariants();
+}
+
+}  // namespace
+}  // namespace themis::testing
