@@ -284,6 +284,9 @@ void Coordinator::forward_exit(std::int64_t app, wire::Exited::Reader exited) {
   copy.setExitCode(exited.getExitCode());
   copy.setSignal(exited.getSignal());
   copy.setLogTail(exited.getLogTail());
+  auto job = db_.prepare("SELECT state = 'STOPPING' AND attempt = ? FROM jobs WHERE app_id = ? AND job = ?");
+  job.bind_all(static_cast<std::int64_t>(exited.getAttempt()), app, exited.getJob());
+  copy.setStopOrdered(job.step() && job.int64(0) != 0);
   reply(it->second.routing_id, out);
 }
 

@@ -80,7 +80,7 @@ Bid AppSession::on_offer(const Offer& offer, int active_apps, Seconds now) {
 
 void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/) { agent_.set_held_gpus(std::move(held)); }
 
-void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, Seconds now) {
+void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, bool stop_ordered, Seconds now) {
   const auto it = attempts_.find({job, attempt});
   if (it == attempts_.end()) {
     if (job >= 0 && job < agent_.job_count()) agent_.on_earlier_attempt_exit(job);
@@ -89,6 +89,7 @@ void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code,
   auto& a = it->second;
   ++a.ranks_exited;
   a.all_zero = a.all_zero && exit_code == 0 && signal == 0;
+  a.stop_requested = a.stop_requested || stop_ordered;
   if (a.ranks_exited >= a.world_size) finish_attempt(job, attempt, now);
 }
 

@@ -42,7 +42,9 @@ class AppSession {
 
   Bid on_offer(const Offer& offer, int active_apps, Seconds now);
   void on_leases(std::vector<GpuIndex> held, Seconds now);
-  void on_rank_exit(int job, int attempt, int rank, int exit_code, int signal, Seconds now);
+  // `stop_ordered`: the coordinator had ordered the attempt to stop, so a clean exit is a preemption even when
+  // rank 0's own exit status has not been read yet (this launcher was not listening when the stop came).
+  void on_rank_exit(int job, int attempt, int rank, int exit_code, int signal, bool stop_ordered, Seconds now);
   // One report line; malformed lines and reports of other apps are counted and dropped.
   void on_report_line(std::string_view line, Seconds now);
 

@@ -211,7 +211,7 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
     case W::EXITED: {
       const auto e = body.getExited();
       session_->on_rank_exit(static_cast<int>(e.getJob()), static_cast<int>(e.getAttempt()), static_cast<int>(e.getRank()),
-                             e.getExitCode(), e.getSignal(), now);
+                             e.getExitCode(), e.getSignal(), e.getStopOrdered(), now);
       break;
     }
     case W::ERROR: {

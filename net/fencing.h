@@ -18,7 +18,7 @@
 namespace themis::net {
 
 constexpr double down_bound_s(long long interval_ms, long long lives) {
-  return static_cast<double>(interval_ms * lives) / 1000.0;
+  return static_cast<double>(interval_ms) * static_cast<double>(lives) / 1000.0;  // no overflow on any values sent
 }
 constexpr double fence_start_s(long long interval_ms, long long lives) { return 2 * down_bound_s(interval_ms, lives); }
 constexpr double fence_kill_s(long long interval_ms, long long lives) { return 3 * down_bound_s(interval_ms, lives); }

@@ -143,6 +143,8 @@ struct Exited {
   exitCode @4 :Int32;                # -1 when killed by a signal
   signal @5 :Int32;                  # 0 when it exited normally
   logTail @6 :Text;                  # last lines of the rank's log
+  stopOrdered @7 :Bool;              # set by the coordinator when it forwards the exit to a launcher: it had
+                                     # ordered this attempt to stop (a preemption, not a completion)
 }
 
 struct OfferMsg {

@@ -73,9 +73,9 @@ TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
   const auto stops = session.take_stops();
   ASSERT_EQ(stops.size(), 1U);
   session.on_report_line(event_line("42_0@1", 0, 22, "exit", {{"status", "preempted"}}), 4);
-  session.on_rank_exit(0, 1, 1, 0, 0, 4);
+  session.on_rank_exit(0, 1, 1, 0, 0, false, 4);
   EXPECT_EQ(session.agent().job(0).state, JobState::kStopping) << "one rank still runs";
-  session.on_rank_exit(0, 1, 0, 0, 0, 4);
+  session.on_rank_exit(0, 1, 0, 0, 0, false, 4);
   EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
   EXPECT_EQ(session.agent().job(0).preemptions, 1);
 
@@ -88,8 +88,8 @@ TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
   EXPECT_DOUBLE_EQ(session.agent().job(0).iterations_done, 22);
   session.on_report_line(event_line("42_0@2", 0, 22, "start", {{"resumed_from", "22"}}), 6);
   session.on_report_line(event_line("42_0@2", 0, 50, "exit", {{"status", "completed"}}), 9);
-  session.on_rank_exit(0, 2, 0, 0, 0, 9);
-  session.on_rank_exit(0, 2, 1, 0, 0, 9);
+  session.on_rank_exit(0, 2, 0, 0, 0, false, 9);
+  session.on_rank_exit(0, 2, 1, 0, 0, false, 9);
   const auto status = session.status(10);
   EXPECT_TRUE(status.finished);
   EXPECT_DOUBLE_EQ(status.progress, 1.0);
@@ -101,10 +101,24 @@ TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
   session.on_leases({0, 1}, 1);
   ASSERT_EQ(session.take_launches().size(), 1U);
   session.on_report_line(event_line("42_0@1", 0, 50, "exit", {{"status", "completed"}}), 2);
-  session.on_rank_exit(0, 1, 0, 0, 0, 2);
-  session.on_rank_exit(0, 1, 1, 1, 0, 2);
+  session.on_rank_exit(0, 1, 0, 0, 0, false, 2);
+  session.on_rank_exit(0, 1, 1, 1, 0, false, 2);
   EXPECT_EQ(session.agent().job(0).failures, 1);
   EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
+}
+
+TEST(AppSession, ACleanExitOfAStopTheCoordinatorOrderedIsAPreemptionEvenWithoutRankZerosStatus) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  session.on_leases({0, 1}, 1);
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  // The launcher was not listening: its lease ran out, the coordinator stopped the job, and the exits come
+  // back before rank 0's "preempted" line or the new grant.
+  session.on_rank_exit(0, 1, 0, 0, 0, true, 2);
+  session.on_rank_exit(0, 1, 1, 0, 0, true, 2);
+  EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
+  EXPECT_EQ(session.agent().job(0).preemptions, 1);
+  EXPECT_FALSE(session.status(3).finished);
 }
 
 // A restarted launcher resumes successive halving from its predecessor's saved state: the phase,
@@ -122,7 +136,7 @@ TEST(AppSession, ARestartedSessionResumesTheSchedulerFromTheSavedState) {
     session.on_report_line(event_line(name, 0, 0, "start", {{"resumed_from", "-1"}}), 2);
     session.on_report_line(iteration_line(name, 0, iteration, 0.1, loss), 2);
     session.on_report_line(event_line(name, 0, iteration, "exit", {{"status", "completed"}}), 2);
-    session.on_rank_exit(job, attempt, 0, 0, 0, 2);
+    session.on_rank_exit(job, attempt, 0, 0, 0, false, 2);
   };
   for (int j = 0; j < 4; ++j) finish(first, j, 1, 10, losses[j]);
   EXPECT_EQ(first.agent().scheduler().phase(), 1);
