@@ -67,7 +67,7 @@ class NodeletFaults : public ::testing::Test {
   // Starts `hosts` and waits until `up` hosts are up.
   void start_nodes(const std::vector<std::string>& hosts, int up) {
     for (const auto& h : hosts) cluster_->start_node(h);
-    ASSERT_TRUE(cluster_->wait_for([&] { return up_hosts() == up; }, 20s))
+    ASSERT_TRUE(cluster_->wait_for([&] { return up_hosts() == up; }, 60s))
         << read_text(cluster_->coordinator_log());
   }
   int up_hosts() { return std::stoi(cluster_->sql("SELECT count(*) FROM hosts WHERE state = 'up'")); }
@@ -105,7 +105,7 @@ class NodeletFaults : public ::testing::Test {
     ASSERT_TRUE(cluster_->wait_for([&] {
       const std::string host = lease_host(app);
       return job_state(app) == "RUNNING:1" && !host.empty() && last_number(rank_log(host, app, 1, 0), "step") >= min_step;
-    }, 30s)) << job_state(app) << "\n" << read_text(cluster_->coordinator_log());
+    }, 60s)) << job_state(app) << "\n" << read_text(cluster_->coordinator_log());
   }
   void expect_invariants(const std::string& when, std::chrono::milliseconds grace = 5000ms) {
     faults::InvariantInput input;
@@ -183,14 +183,14 @@ TEST_F(NodeletFaults, KilledNodeletRestartedUnderItsNameLeavesNoRankOfTheLostLea
   for (const auto& w : faults::find_workers(cluster_->dir())) orphan |= w.app == app && w.attempt == 1;
   EXPECT_TRUE(orphan) << "expected the rank's helper process to outlive its nodelet";
   cluster_->start_node(victim);
-  const auto handover = watch_handover(app, fault, 30s);
+  const auto handover = watch_handover(app, fault, 60s);
   EXPECT_FALSE(handover.overlapped) << handover.overlap;
   ASSERT_GE(handover.old_gone_s, 0) << "ranks of attempt 1 still run";
   ASSERT_GE(handover.new_seen_s, 0) << job_state(app) << "\n" << read_text(cluster_->coordinator_log());
   EXPECT_LE(handover.old_gone_s, handover.new_seen_s);
   EXPECT_NE(read_text(cluster_->dir() + "/" + victim + ".log").find("processes of an earlier run of this nodelet"),
             std::string::npos);
-  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 20s)) << job_state(app);
+  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 60s)) << job_state(app);
   const double recovered_s = seconds_since(fault);
   const std::string host2 = lease_host(app);
   expect_invariants("after the restart");
@@ -223,14 +223,14 @@ TEST_F(NodeletFaults, PartitionedNodeletFencesItsRanksBeforeTheJobRunsElsewhereA
 
   const auto fault = Clock::now();
   proxy.partition();
-  const auto handover = watch_handover(app, fault, 30s);
+  const auto handover = watch_handover(app, fault, 60s);
   EXPECT_FALSE(handover.overlapped) << handover.overlap;
   ASSERT_GE(handover.old_gone_s, 0) << "the partitioned node's ranks still run";
   ASSERT_GE(handover.new_seen_s, 0) << job_state(app) << "\n" << read_text(cluster_->coordinator_log());
   EXPECT_LT(handover.old_gone_s, handover.new_seen_s);
   const std::string down_at = cluster_->sql("SELECT ts FROM events WHERE kind = 'HostDown' AND host = 'node-a'");
   ASSERT_FALSE(down_at.empty());
-  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 20s)) << job_state(app);
+  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 60s)) << job_state(app);
   const double recovered_s = seconds_since(fault);
   EXPECT_EQ(lease_host(app), "node-b");
   const std::string node_log = read_text(cluster_->dir() + "/node-a.log");
@@ -246,12 +246,12 @@ TEST_F(NodeletFaults, PartitionedNodeletFencesItsRanksBeforeTheJobRunsElsewhereA
 
   proxy.heal();
   const auto healed = Clock::now();
-  ASSERT_TRUE(cluster_->wait_for([&] { return up_hosts() == 2; }, 20s))
+  ASSERT_TRUE(cluster_->wait_for([&] { return up_hosts() == 2; }, 60s))
       << read_text(cluster_->coordinator_log()) << "\n--- node-a ---\n" << read_text(cluster_->dir() + "/node-a.log");
   const double rejoined_s = seconds_since(healed);
   // The healed node takes the next app: node-b's GPUs are held.
   const auto second = submit("after-heal", 10);
-  ASSERT_TRUE(cluster_->wait_for([&] { return !lease_host(second).empty(); }, 20s))
+  ASSERT_TRUE(cluster_->wait_for([&] { return !lease_host(second).empty(); }, 60s))
       << cluster_->sql("SELECT group_concat(app_id || '_' || job || ':' || state || ':' || reason || ':' || attempt, ' ') FROM jobs")
       << "\n" << cluster_->sql("SELECT group_concat(kind || ' ' || coalesce(app_id, '') || ' ' || message, char(10)) FROM events")
       << "\n--- node-a ---\n" << read_text(cluster_->dir() + "/node-a.log");
@@ -302,7 +302,7 @@ TEST_F(WorkerKilled, OutsideSigkillIsClassedOutOfMemoryAndTheGangAndAppFailWitho
   const auto fault = kill_rank0(app);
   const double gang_s = gang_down_s(app, fault);
   EXPECT_GE(gang_s, 0) << "the other rank still runs";
-  wait_all_ended("FAILED", 20s);
+  wait_all_ended("FAILED", 60s);
   const double failed_s = seconds_since(fault);
   EXPECT_EQ(cluster_->sql("SELECT reason FROM jobs WHERE app_id = " + std::to_string(app)), "OutOfMemory");
   EXPECT_EQ(cluster_->sql("SELECT class || ':' || exit_signal || ':' || decision FROM job_failures WHERE app_id = " +
@@ -324,12 +324,12 @@ TEST_F(WorkerKilled, OutsideSigkillIsRetriedFromTheCheckpointWhenThePolicyAllows
   const auto fault = kill_rank0(app);
   const double gang_s = gang_down_s(app, fault);
   EXPECT_GE(gang_s, 0) << "the other rank still runs";
-  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 20s))
+  ASSERT_TRUE(cluster_->wait_for([&] { return job_state(app) == "RUNNING:2"; }, 60s))
       << job_state(app) << "\n" << read_text(cluster_->coordinator_log());
   const double recovered_s = seconds_since(fault);
   const std::string host2 = lease_host(app);
   expect_invariants("after the retry started");
-  wait_all_ended("COMPLETED", 30s);
+  wait_all_ended("COMPLETED", 60s);
   const int reached = last_number(rank_log(host1, app, 1, 0), "step");
   const int resumed = last_number(rank_log(host2, app, 2, 0), "resumed at step");
   EXPECT_GE(resumed, 10);

@@ -13,6 +13,7 @@
 #include <regex>
 #include <string>
 
+#include "tests/faults/invariants.h"
 #include "tests/integration/test_cluster.h"
 
 namespace themis::testing {
@@ -88,6 +89,13 @@ TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes
   };
   ASSERT_TRUE(cluster.wait_for(has_checkpoint, std::chrono::seconds(120)));
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  // While generation 2 takes over, and at the end, the fault matrix's invariants hold (docs/reliability.md).
+  const faults::InvariantInput invariants{cluster.db_path(), {std::stoll(app)}, true, cluster.dir()};
+  ASSERT_TRUE(cluster.wait_for([&] {
+    return cluster.sql("SELECT count(*) FROM events WHERE kind = 'LauncherAttached' AND app_id = " + app +
+                       " AND message LIKE '%generation 2%'") == "1";
+  }, std::chrono::seconds(120)));
+  for (const auto& violation : faults::check_invariants(invariants)) ADD_FAILURE() << "after the takeover: " << violation;
 
   const bool done = cluster.wait_for(
       [&] { return cluster.sql("SELECT state FROM apps WHERE id = " + app) == "COMPLETED"; }, std::chrono::seconds(300));
@@ -112,6 +120,7 @@ TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes
   EXPECT_NE(log2.find("completed at iteration 60000"), std::string::npos) << log2;
   // Generation 2 exits by itself once the app finished; nothing of the app keeps running.
   EXPECT_TRUE(cluster.wait_for([&] { return find_launcher(cluster.endpoint(), app) < 0; }, std::chrono::seconds(30)));
+  for (const auto& violation : faults::check_invariants(invariants)) ADD_FAILURE() << "at the end: " << violation;
 }
 
 TEST(ManagedLauncher, CancellingALauncherAppEndsItStopsItsLauncherAndFreesItsGpus) {
