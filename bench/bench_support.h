@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace themis::bench {
@@ -68,6 +70,27 @@ inline long proc_status_kib(pid_t pid, const std::string& field = "VmRSS") {
     if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   }
   return 0;
+}
+
+// Polls `query` (one number from the coordinator's database) until `nodelets` hosts are up. Throws when the
+// coordinator exits (its log is in `dir`) or 120 s pass.
+template <class Query, class Process>
+void wait_for_nodelets(const Query& query, int nodelets, Process& coordinator, const std::string& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    double up = 0;
+    try {
+      up = query("SELECT count(*) FROM hosts WHERE state = 'up'");
+    } catch (const std::exception&) {
+      // the coordinator has not created its database yet
+    }
+    if (static_cast<int>(up) == nodelets) return;
+    if (!coordinator.running()) throw std::runtime_error("coordinator exited; see " + dir + "/coordinator.log");
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
+      throw std::runtime_error("only " + std::to_string(up) + " nodelets registered in 120 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 }  // namespace themis::bench

@@ -159,17 +159,7 @@ int run(const Options& o) {
   };
   const auto start = Clock::now();
   auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  while (true) {
-    double up = 0;
-    try {
-      up = query("SELECT count(*) FROM hosts WHERE state = 'up'");
-    } catch (const std::exception&) {
-    }
-    if (static_cast<int>(up) == o.nodelets) break;
-    if (!coordinator.running()) throw std::runtime_error("coordinator exited; see " + dir + "/coordinator.log");
-    if (elapsed_s() > 120) throw std::runtime_error("only " + std::to_string(up) + " nodelets registered in 120 s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  bench::wait_for_nodelets(query, o.nodelets, coordinator, dir);
   std::cout << o.nodelets << " nodelets up (" << o.nodelets * o.gpus_per_nodelet << " GPUs) after " << elapsed_s() << " s\n";
 
   // Submit the apps (one client socket, the Submit message themisctl sends), then attach an agent to each.

@@ -196,18 +196,7 @@ int run(const Options& o) {
   };
   const auto start = Clock::now();
   auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  while (true) {
-    double up = 0;
-    try {
-      up = query("SELECT count(*) FROM hosts WHERE state = 'up'");
-    } catch (const std::exception&) {
-      // the coordinator has not created its database yet
-    }
-    if (static_cast<int>(up) == o.nodelets) break;
-    if (!coordinator.running()) throw std::runtime_error("coordinator exited; see " + dir + "/coordinator.log");
-    if (elapsed_s() > 120) throw std::runtime_error("only " + std::to_string(up) + " nodelets registered in 120 s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  bench::wait_for_nodelets(query, o.nodelets, coordinator, dir);
   const pid_t pid = coordinator.pid();
   std::printf("%d nodelets up (%d GPUs) after %.1f s; coordinator RSS %ld KiB, HWM %ld KiB\n", o.nodelets, gpus, elapsed_s(),
               bench::proc_status_kib(pid), bench::proc_status_kib(pid, "VmHWM"));

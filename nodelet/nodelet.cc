@@ -37,6 +37,16 @@ void detach_child(pid_t parent, const std::string& log_path) {
   ::unsetenv("NOTIFY_SOCKET");
 }
 
+// In the child, last: runs `argv_storage`, or says why not and exits 127.
+[[noreturn]] void exec_or_exit(std::vector<std::string>& argv_storage) {
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
+  ::_exit(127);
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -332,12 +342,7 @@ void Nodelet::launch(wire::Launch::Reader launch) {
       std::fprintf(stderr, "themis-nodelet: cannot chdir to %s\n", workdir.c_str());
       ::_exit(127);
     }
-    std::vector<char*> argv;
-    for (auto& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
-    ::_exit(127);
+    exec_or_exit(argv_storage);
   }
   ::setpgid(pid, pid);
   workers_[key] = {pid, log_path, 0, launch.getGraceMs() > 0 ? launch.getGraceMs()
@@ -542,12 +547,7 @@ void Nodelet::start_launcher(wire::StartLauncher::Reader start) {
   }
   if (pid == 0) {
     detach_child(parent, log_path);  // the coordinator starts it elsewhere if this host goes
-    std::vector<char*> argv;
-    for (auto& a : argv_storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
-    ::_exit(127);
+    exec_or_exit(argv_storage);
   }
   ::setpgid(pid, pid);
   launchers_[app] = {generation, pid, log_path, key_dir.string(), 0};

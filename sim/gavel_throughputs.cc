@@ -94,11 +94,7 @@ GavelThroughputs GavelThroughputs::parse(std::string_view text, std::string_view
 }
 
 GavelThroughputs GavelThroughputs::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ":0: file: cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path.string());
+  return parse(read_trace_file(path), path.string());
 }
 
 const GavelThroughput* GavelThroughputs::find(const std::string& job_type, int scale_factor) const {

@@ -148,11 +148,7 @@ std::vector<GavelJob> parse_gavel_trace(std::string_view text, std::string_view 
 }
 
 std::vector<GavelJob> load_gavel_trace(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ":0: file: cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_gavel_trace(buffer.str(), path.string());
+  return parse_gavel_trace(read_trace_file(path), path.string());
 }
 
 GavelImport gavel_to_apps(const std::vector<GavelJob>& jobs, const GavelThroughputs& throughputs,

@@ -75,13 +75,7 @@ std::vector<ItpJob> parse_itp_csv(std::string_view text, std::string_view source
   return jobs;
 }
 
-std::vector<ItpJob> load_itp_csv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ":0: file: cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_itp_csv(buffer.str(), path.string());
-}
+std::vector<ItpJob> load_itp_csv(const std::filesystem::path& path) { return parse_itp_csv(read_trace_file(path), path.string()); }
 
 ItpImport itp_to_apps(const std::vector<ItpJob>& jobs, const ItpImportOptions& options) {
   std::vector<const ItpJob*> kept;

@@ -156,13 +156,15 @@ std::vector<AppSpec> parse_trace(std::string_view text, std::string_view source_
   return apps;
 }
 
-std::vector<AppSpec> load_trace(const std::filesystem::path& path) {
+std::string read_trace_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path.string() + ":0: file: cannot open");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_trace(buffer.str(), path.string());
+  return buffer.str();
 }
+
+std::vector<AppSpec> load_trace(const std::filesystem::path& path) { return parse_trace(read_trace_file(path), path.string()); }
 
 std::string app_to_json_line(const AppSpec& app) {
   json j;

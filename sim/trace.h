@@ -59,6 +59,8 @@ AppSpec parse_app_json(std::string_view line, std::string_view where);
 // Parses a whole trace; apps are returned sorted by arrival (stable).
 std::vector<AppSpec> parse_trace(std::string_view text, std::string_view source_name = "<trace>");
 std::vector<AppSpec> load_trace(const std::filesystem::path& path);
+// A trace file's whole text; TraceError "path:0: file: cannot open" when it cannot be read.
+std::string read_trace_file(const std::filesystem::path& path);
 // One line per app, in the same format (round-trips through parse_trace).
 std::string app_to_json_line(const AppSpec& app);
 std::string trace_to_jsonl(const std::vector<AppSpec>& apps);
