@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -67,7 +68,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
   started_at_ = unix_now();
   // Hosts the database says are up get a fresh set of lives: they re-register when they hear from us.
   auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
-  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_};
+  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, {}};
   spdlog::info("coordinator listening on {} (policy {}, database {}, {} hosts remembered)", endpoint_,
                policy_->name(), config_.database, sessions_.size());
   trigger("coordinator start");
@@ -89,6 +90,8 @@ void Coordinator::trigger(const std::string& why) {
 
 void Coordinator::run() {
   net::sd_notify("READY=1\nSTATUS=serving on " + endpoint_);
+  constexpr std::chrono::steady_clock::duration kMinDrain = std::chrono::milliseconds(20);
+  std::chrono::steady_clock::duration last_tick{};
   while (!stop_) {
     zmq::pollitem_t item{router_.handle(), 0, ZMQ_POLLIN, 0};
     try {
@@ -97,7 +100,12 @@ void Coordinator::run() {
       if (e.num() == EINTR) continue;  // a signal: the loop condition decides
       throw;
     }
+    // A stream of requests must not hold the tick (rounds, expiries, lost hosts) back, and a costly tick must
+    // not starve the messages (heartbeats among them): the drain stops once it has had as long as the last
+    // tick took, and never sooner than kMinDrain (docs/reliability.md "Load").
+    const auto drain_until = std::chrono::steady_clock::now() + std::max(kMinDrain, last_tick);
     for (int i = 0; i < 1000 && (item.revents & ZMQ_POLLIN); ++i) {
+      if (i > 0 && std::chrono::steady_clock::now() >= drain_until) break;
       zmq::message_t identity;
       if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
       std::vector<zmq::message_t> frames;
@@ -117,6 +125,7 @@ void Coordinator::run() {
       }
       handle(routing_id, frames[0]);
     }
+    const auto tick_start = std::chrono::steady_clock::now();
     try {
       tick();
       if (tick_failures_ > 0) spdlog::info("tick works again after {} failures", tick_failures_);
@@ -130,6 +139,7 @@ void Coordinator::run() {
         last_tick_error_logged_ = now;
       }
     }
+    last_tick = std::chrono::steady_clock::now() - tick_start;
     // The loop turns even while ticks fail (disk full): systemd restarting it would not free the disk.
     if (const auto usec = net::sd_watchdog_usec(); usec > 0) {
       const double now = unix_now();
@@ -388,6 +398,8 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
   store::Database::Transaction tx(db_);
   bool changed = false;
   std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  auto& unleased = sessions_[host].unleased_ranks;
+  unleased.clear();
   for (const auto worker : running) {
     seen.insert({worker.getApp(), worker.getJob()});
     auto job = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
@@ -399,6 +411,7 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
       const JobKey key{worker.getApp(), worker.getJob(), worker.getAttempt()};
       spdlog::warn("host {} runs {}_{} attempt {} rank {} without a lease: stopping it", host, worker.getApp(),
                    worker.getJob(), worker.getAttempt(), worker.getRank());
+      unleased.insert({worker.getApp(), worker.getJob(), worker.getAttempt(), worker.getRank()});
       if (!launched_.count(key) || state != "STOPPING") {
         queue_stop(host, worker.getApp(), worker.getJob(), worker.getAttempt(), 5000, "no lease");
       }
@@ -498,6 +511,9 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
   ack.body().initAck().setMessage("exit recorded");
   reply(routing_id, ack);
   forward_exit(app, exited);
+  if (const auto session = sessions_.find(host); session != sessions_.end()) {
+    session->second.unleased_ranks.erase({app, job_index, exited.getAttempt(), exited.getRank()});
+  }
   store::Database::Transaction tx(db_);
   auto job = db_.prepare("SELECT state, attempt, reason, exited_ranks, json_array_length(placement) FROM jobs "
                          "WHERE app_id = ? AND job = ?");
@@ -688,8 +704,14 @@ void Coordinator::check_heartbeats(double now) {
     }
   } restore{sessions_, ended, outbox_, outbox_.size()};
   store::Database::Transaction tx(db_);
+  std::set<std::int64_t> lost_leases;  // apps that held GPUs there: their launchers must learn it
+  std::vector<LostRanks> lost_ranks;    // and the ranks they ran there, which will report no exit
   for (const auto& host : down) {
     spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
+    auto holders = db_.prepare("SELECT DISTINCT l.app_id FROM leases l JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
+                               "WHERE l.state = 'active' AND h.name = ?");
+    holders.bind(1, host);
+    while (holders.step()) lost_leases.insert(holders.int64(0));
     ended.insert(sessions_.extract(host));
     db_.prepare("UPDATE hosts SET state = 'down' WHERE name = ?").bind(1, host).run();
     event(now, "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
@@ -713,6 +735,11 @@ void Coordinator::check_heartbeats(double now) {
             .run();
       } else {
         const std::int64_t attempt = st.int64(2);
+        if (has_launcher(app)) {
+          lost_ranks.push_back(ranks_on_host(app, job, host));
+          lost_ranks.back().why = "host " + host + " was declared down (it missed " +
+                                  std::to_string(config_.heartbeat_lives) + " heartbeats)";
+        }
         stop_job(app, job, now, "NodeFail");
         after_node_loss(app, job, attempt, "host " + host + " missed " + std::to_string(config_.heartbeat_lives) + " heartbeats",
                         now);
@@ -732,6 +759,11 @@ void Coordinator::check_heartbeats(double now) {
   }
   tx.commit();
   restore.committed = true;
+  // A launcher hears of its GPUs in grants. Without one here it would keep counting the lost host's GPUs
+  // as its own, want no more, and (with no other app waiting) no round would ever correct it.
+  // The grant first: a launcher that hears of the exits first would relaunch on a GPU it no longer holds.
+  for (const auto app : lost_leases) send_grant(app, 0);
+  for (const auto& lost : lost_ranks) forward_lost_ranks(lost);
   flush_outbox();
   trigger("host down");
 }

@@ -47,6 +47,9 @@ class Coordinator {
     std::string routing_id;   // empty until the host (re)registers with this coordinator process
     std::string address;
     double last_heard = 0;
+    // Ranks it reports that hold no lease (app, job, attempt, rank): being stopped, they may still use any of
+    // its GPUs (a host that was declared down, then came back before fencing), so nothing launches there.
+    std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> unleased_ranks;
   };
   using JobKey = std::tuple<std::int64_t, std::int64_t, std::int64_t>;  // app, job, attempt
 
@@ -72,6 +75,15 @@ class Coordinator {
   void require_launcher(const std::string& routing_id, std::int64_t app);
   bool app_has_ended(std::int64_t app);
   bool has_launcher(std::int64_t app) const;
+  // A launcher's job had ranks on a host that was declared down: no exit will come from there, so each
+  // such rank's end is forwarded as a kill (signal 9) with `why` as its log tail.
+  struct LostRanks {
+    std::int64_t app = 0, job = 0, attempt = 0;
+    std::vector<std::uint32_t> ranks;
+    std::string why;
+  };
+  LostRanks ranks_on_host(std::int64_t app, std::int64_t job, const std::string& host);  // before the placement is cleared
+  void forward_lost_ranks(const LostRanks& lost);
   void forward_exit(std::int64_t app, wire::Exited::Reader exited);
   // Every lease the app holds now, to its launcher.
   void send_grant(std::int64_t app, std::int64_t round);
@@ -115,6 +127,7 @@ class Coordinator {
                                             const Cluster& cluster) const;
   void start_probe(AppId app, GpuIndex gpu, RoundId round, double now);
   void settle_probes(double now);
+  void settle_launcher_probe(std::int64_t app, bool active, double now);
 
   // Failed attempts and admission control (job_failures.cc, docs/reliability.md); inside a transaction.
   // record_failed_exit classifies a rank's failed exit, stores it and applies the retry policy: it returns
@@ -165,6 +178,7 @@ class Coordinator {
     std::string routing_id;
     std::optional<double> rho;      // from its AppStatus
     std::optional<int> demand;      // more GPUs it could use, from its AppStatus
+    double progress = 0;            // share of its planned iterations done, from its AppStatus
     std::string last_summary;
     std::string state;              // its last resumable state (AppStatus.state), for a restarted launcher
   };
@@ -196,6 +210,9 @@ class Coordinator {
   static constexpr int kOfferDeadlineMs = 1000;  // a bid later than this counts as no bid
   std::map<std::int64_t, LauncherSession> launchers_;   // app -> its attached launcher
   std::optional<PendingOffer> pending_offer_;
+  // No round number below this is offered again: an offer that ended without its round (its GPUs went
+  // away) keeps its number, so a late bid for it cannot count in the next round.
+  RoundId next_round_floor_ = 1;
   std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<std::string, std::string>>> launch_env_;
   double started_at_ = 0;
   double last_watchdog_ = 0;

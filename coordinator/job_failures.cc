@@ -10,6 +10,64 @@ namespace themis::coordinator {
 
 namespace {
 const char* decision_name(bool launcher, bool retry) { return launcher ? "launcher" : retry ? "retry" : "failed"; }
+
+// Where the last admission plan left off, in a TEMP table of the coordinator's connection: it rolls back
+// with the transaction that wrote it, and readers of the database never see it. It covers the apps up
+// to last_app; apps submitted since are the arrivals the next plan decides, after the queue
+// (plan_admission_after). TEMP triggers mark it stale whenever an input of the plan changes for an app
+// it covers: a queued app leaves the queue or changes, an admitted app ends or its demand changes (a job
+// ends), a host or GPU comes or goes. A stale memo means a full re-plan, as every plan was before.
+constexpr const char* kWatchAdmissionInputs = R"sql(
+CREATE TEMP TABLE admission_memo (
+  one          INTEGER PRIMARY KEY CHECK (one = 1),
+  valid        INTEGER NOT NULL,
+  last_app     INTEGER NOT NULL,
+  cluster_gpus INTEGER NOT NULL,
+  demand_gpus  INTEGER NOT NULL,
+  blocked      INTEGER NOT NULL
+);
+INSERT INTO admission_memo VALUES (1, 0, 0, 0, 0, 0);
+CREATE TEMP TRIGGER admission_memo_app_inserted AFTER INSERT ON apps
+WHEN new.id <= (SELECT last_app FROM admission_memo) BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_app_deleted AFTER DELETE ON apps
+WHEN old.id <= (SELECT last_app FROM admission_memo) BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_app_updated AFTER UPDATE OF id, state, admission, gpus_per_job, max_concurrent_jobs ON apps
+WHEN min(old.id, new.id) <= (SELECT last_app FROM admission_memo)
+ AND (old.id IS NOT new.id OR old.admission IS NOT new.admission OR old.gpus_per_job IS NOT new.gpus_per_job
+      OR old.max_concurrent_jobs IS NOT new.max_concurrent_jobs
+      OR (old.state IN ('PENDING','RUNNING')) IS NOT (new.state IN ('PENDING','RUNNING'))
+      OR (old.admission IS NOT NULL AND old.state IS NOT new.state))
+BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_job_inserted AFTER INSERT ON jobs
+WHEN new.app_id <= (SELECT last_app FROM admission_memo) BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_job_deleted AFTER DELETE ON jobs
+WHEN old.app_id <= (SELECT last_app FROM admission_memo) BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_job_updated AFTER UPDATE OF app_id, state ON jobs
+WHEN min(old.app_id, new.app_id) <= (SELECT last_app FROM admission_memo)
+ AND (old.app_id IS NOT new.app_id
+      OR (old.state IN ('COMPLETED','FAILED','CANCELLED')) IS NOT (new.state IN ('COMPLETED','FAILED','CANCELLED')))
+BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_host_inserted AFTER INSERT ON hosts BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_host_deleted AFTER DELETE ON hosts BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_host_updated AFTER UPDATE OF id, state ON hosts
+WHEN old.id IS NOT new.id OR old.state IS NOT new.state BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_gpu_inserted AFTER INSERT ON gpus BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_gpu_deleted AFTER DELETE ON gpus BEGIN UPDATE admission_memo SET valid = 0; END;
+CREATE TEMP TRIGGER admission_memo_gpu_updated AFTER UPDATE OF gpu, host_id ON gpus
+WHEN old.gpu IS NOT new.gpu OR old.host_id IS NOT new.host_id BEGIN UPDATE admission_memo SET valid = 0; END;
+)sql";
+
+// Created on first use inside the caller's transaction, so created again if that transaction rolls back.
+void watch_admission_inputs(store::Database& db) {
+  auto exists = db.prepare("SELECT count(*) FROM sqlite_temp_master WHERE type = 'table' AND name = 'admission_memo'");
+  exists.step();
+  if (exists.int64(0) == 0) db.exec(kWatchAdmissionInputs);
+}
+
+// An app's demand: gpus_per_job x min(max_concurrent_jobs, jobs not ended).
+constexpr const char* kAppDemand =
+    "a.gpus_per_job * min(a.max_concurrent_jobs, "
+    "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state NOT IN ('COMPLETED','FAILED','CANCELLED')))";
 }  // namespace
 
 Classification Coordinator::classify_rank_exit(std::int64_t app, std::int64_t job, int exit_code, int signal,
@@ -134,36 +192,84 @@ void Coordinator::release_backoffs(double now) {
 }
 
 void Coordinator::admit_apps(double now) {
-  auto queued = db_.prepare(
-      "SELECT a.id, a.admission, a.gpus_per_job * min(a.max_concurrent_jobs, "
-      "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state NOT IN ('COMPLETED','FAILED','CANCELLED'))) "
-      "FROM apps a WHERE a.state = 'PENDING' AND a.admission IS NOT NULL ORDER BY a.id");
+  watch_admission_inputs(db_);
+  std::map<std::int64_t, std::string> before;  // app -> its admission before this plan
+  auto apply = [&](const AdmissionPlan& plan) {
+    for (const auto app : plan.admit) {
+      db_.prepare("UPDATE apps SET admission = NULL WHERE id = ?").bind(1, app).run();
+      if (before[app] != kAdmissionUndecided) event(now, "Admitted", app, std::nullopt, "", std::nullopt, "was " + before[app]);
+    }
+    for (const auto& w : plan.wait) {
+      if (before[w.app] == w.reason) continue;
+      db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(w.reason, w.app).run();
+      if (before[w.app] == kAdmissionUndecided) event(now, "Queued", w.app, std::nullopt, "", std::nullopt, w.reason);
+    }
+  };
+  auto remember = [&](std::int64_t last_app, std::int64_t cluster_gpus, const AdmissionProgress& after) {
+    db_.prepare("UPDATE admission_memo SET valid = 1, last_app = ?, cluster_gpus = ?, demand_gpus = ?, blocked = ?")
+        .bind_all(last_app, cluster_gpus, after.demand_gpus, static_cast<std::int64_t>(after.blocked ? 1 : 0))
+        .run();
+  };
+
+  // Arrivals since the last plan, behind a queue that nothing has changed since: only they are decided.
+  struct Memo {
+    bool valid;
+    std::int64_t last_app, cluster_gpus;
+    AdmissionProgress after;
+  };
+  const Memo memo = [&] {
+    auto st = db_.prepare("SELECT valid, last_app, cluster_gpus, demand_gpus, blocked FROM admission_memo");
+    st.step();
+    return Memo{st.int64(0) == 1, st.int64(1), st.int64(2), {st.int64(3), st.int64(4) != 0}};
+  }();
+  if (memo.valid) {
+    const std::int64_t covered = memo.last_app;
+    auto arrived = db_.prepare(std::string("SELECT a.id, a.state, a.admission, ") + kAppDemand +
+                               " FROM apps a WHERE a.id > ? ORDER BY a.id");
+    arrived.bind(1, covered);
+    std::vector<QueuedApp> arrivals;
+    std::int64_t last_app = covered;
+    bool admitted_elsewhere = false;  // an arrival already counted as admitted: the queue's demand changed
+    while (arrived.step()) {
+      const std::int64_t app = arrived.int64(0);
+      const std::string state = arrived.text(1);
+      last_app = app;
+      if (state == "PENDING" && !arrived.is_null(2)) {
+        arrivals.push_back({app, arrived.int64(3)});
+        before[app] = arrived.text(2);
+      } else if ((state == "PENDING" || state == "RUNNING") && arrived.is_null(2) && arrived.int64(3) > 0) {
+        admitted_elsewhere = true;
+      }
+    }
+    if (!admitted_elsewhere) {
+      const auto plan = plan_admission_after(config_.admission, memo.cluster_gpus, memo.after, arrivals);
+      apply(plan);
+      remember(last_app, memo.cluster_gpus, plan.after);
+      return;
+    }
+    before.clear();
+  }
+
+  // The whole queue, after the demand of the admitted apps still active.
+  auto queued = db_.prepare(std::string("SELECT a.id, a.admission, ") + kAppDemand +
+                            " FROM apps a WHERE a.state = 'PENDING' AND a.admission IS NOT NULL ORDER BY a.id");
   AdmissionInput input;
-  std::map<std::int64_t, std::string> before;
   while (queued.step()) {
     input.queue.push_back({queued.int64(0), queued.int64(2)});
     before[queued.int64(0)] = queued.text(1);
   }
-  if (input.queue.empty()) return;
   auto gpus = db_.prepare("SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up'");
   gpus.step();
   input.cluster_gpus = gpus.int64(0);
-  auto admitted = db_.prepare(
-      "SELECT coalesce(sum(a.gpus_per_job * min(a.max_concurrent_jobs, "
-      "(SELECT count(*) FROM jobs j WHERE j.app_id = a.id AND j.state NOT IN ('COMPLETED','FAILED','CANCELLED')))), 0) "
-      "FROM apps a WHERE a.state IN ('PENDING','RUNNING') AND a.admission IS NULL");
+  auto admitted = db_.prepare(std::string("SELECT coalesce(sum(") + kAppDemand +
+                              "), 0) FROM apps a WHERE a.state IN ('PENDING','RUNNING') AND a.admission IS NULL");
   admitted.step();
   input.admitted_demand_gpus = admitted.int64(0);
+  auto newest = db_.prepare("SELECT coalesce(max(id), 0) FROM apps");
+  newest.step();
   const auto plan = plan_admission(config_.admission, input);
-  for (const auto app : plan.admit) {
-    db_.prepare("UPDATE apps SET admission = NULL WHERE id = ?").bind(1, app).run();
-    if (before[app] != kAdmissionUndecided) event(now, "Admitted", app, std::nullopt, "", std::nullopt, "was " + before[app]);
-  }
-  for (const auto& w : plan.wait) {
-    if (before[w.app] == w.reason) continue;
-    db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(w.reason, w.app).run();
-    if (before[w.app] == kAdmissionUndecided) event(now, "Queued", w.app, std::nullopt, "", std::nullopt, w.reason);
-  }
+  apply(plan);
+  remember(newest.int64(0), input.cluster_gpus, plan.after);
 }
 
 }  // namespace themis::coordinator

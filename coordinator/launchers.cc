@@ -223,10 +223,18 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   const std::int64_t app = status.getApp();
   if (!launchers_.count(app) && app_has_ended(app)) return;  // a repeat of the final status: the app is already over
   require_launcher(routing_id, app);
+  if (!status.getFinished() && !status.getFailed() && app_has_ended(app)) {
+    // It ended here (a failed probe, a cancel) while its launcher runs: the error makes the launcher attach
+    // again, which is refused with the app's state, and exit, also when it was started by hand.
+    launchers_.erase(app);
+    throw std::runtime_error("not found: app " + std::to_string(app) + " has ended");
+  }
   auto& launcher = launchers_[app];
   const double rho = status.getRho();
   if (std::isfinite(rho) && rho > 0) launcher.rho = rho;
   launcher.demand = static_cast<int>(status.getDemand());
+  const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
+  launcher.progress = status.getProgress();
   const double now = unix_now();
   store::Database::Transaction tx(db_);
   if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();
@@ -242,11 +250,18 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
     if (std::isfinite(status.getBestLoss())) message["best_loss"] = status.getBestLoss();
     event(now, "LauncherStatus", app, std::nullopt, "", std::nullopt, message.dump());
   }
-  if (done) end_launcher_app(app, status.getFailed(), "launcher: " + summary, now);
+  if (done) {
+    end_launcher_app(app, status.getFailed(), "launcher: " + summary, now);
+    settle_probes(now);  // an app that ended during its probe
+  }
   tx.commit();
   if (done) {
     launchers_.erase(app);
     trigger("app finished");
+  } else if (first_progress) {
+    auto probe = db_.prepare("SELECT probe = 'running' FROM apps WHERE id = ?");
+    probe.bind(1, app);
+    if (probe.step() && probe.int64(0) != 0) trigger("probe job trained");  // the round settles the probe
   }
 }
 
@@ -269,6 +284,35 @@ void Coordinator::end_launcher_app(std::int64_t app, bool failed, const std::str
           .bind_all(end, now, app)
           .run() > 0) {
     event(now, failed ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt, message);
+  }
+}
+
+Coordinator::LostRanks Coordinator::ranks_on_host(std::int64_t app, std::int64_t job, const std::string& host) {
+  LostRanks lost{app, job, 0, {}, ""};
+  auto st = db_.prepare("SELECT j.attempt, p.key FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
+                        "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.name = ?");
+  st.bind_all(app, job, host);
+  while (st.step()) {
+    lost.attempt = st.int64(0);
+    lost.ranks.push_back(static_cast<std::uint32_t>(st.int64(1)));
+  }
+  return lost;
+}
+
+void Coordinator::forward_lost_ranks(const LostRanks& lost) {
+  const auto it = launchers_.find(lost.app);
+  if (it == launchers_.end()) return;
+  for (const auto rank : lost.ranks) {
+    net::OutMessage out(next_request_id_++);
+    auto exited = out.body().initExited();
+    exited.setApp(lost.app);
+    exited.setJob(lost.job);
+    exited.setAttempt(static_cast<std::uint32_t>(lost.attempt));
+    exited.setRank(rank);
+    exited.setExitCode(-1);
+    exited.setSignal(9);
+    exited.setLogTail(lost.why);
+    reply(it->second.routing_id, out);
   }
 }
 
@@ -301,6 +345,9 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
   auto grant = out.body().initGrant();
   grant.setApp(app);
   grant.setRound(round);
+  auto probe = db_.prepare("SELECT 1 FROM apps WHERE id = ? AND probe = 'running'");
+  probe.bind(1, app);
+  grant.setProbe(probe.step());  // its one lease is the probe's (probe.cc)
   auto list = grant.initLeases(static_cast<unsigned>(leases.size()));
   for (std::size_t i = 0; i < leases.size(); ++i) {
     list[static_cast<unsigned>(i)].setGpu(static_cast<std::int32_t>(std::get<0>(leases[i])));

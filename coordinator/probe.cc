@@ -7,16 +7,15 @@
 #include <spdlog/spdlog.h>
 
 #include "coordinator/coordinator.h"
+#include "coordinator/failure_class.h"
+#include "coordinator/retry_policy.h"
 
 namespace themis::coordinator {
 
 using json = nlohmann::json;
 
-bool Coordinator::wants_probe(std::int64_t app, int gpus_per_job, int jobs, int max_concurrent_jobs) {
+bool Coordinator::wants_probe(std::int64_t /*app*/, int gpus_per_job, int jobs, int max_concurrent_jobs) {
   if (config_.probe_duration_ms <= 0) return false;
-  // Only apps whose jobs the coordinator runs itself: a launcher gives its jobs their environment (typed
-  // hyper-parameters, iteration target, report socket), which a probe run without it would not match.
-  if (launcher_mode(app) != LauncherMode::kNone) return false;
   // An app of one one-GPU job is its own probe.
   const int concurrent = max_concurrent_jobs > 0 ? std::min(jobs, max_concurrent_jobs) : jobs;
   return gpus_per_job * concurrent > 1;
@@ -41,6 +40,13 @@ std::map<AppId, GpuIndex> Coordinator::pick_probe_gpus(const std::vector<AppId>&
 }
 
 // Inside the round's transaction: the probe's lease (up to probe_duration) and its job's launch on one GPU.
+//
+// An app with a launcher gets the lease alone: its launcher, not the coordinator, starts the job, because
+// only the launcher gives a job its environment (typed THEMIS_HPARAMS with the iteration target,
+// THEMIS_JOB_ID, the report socket). The lease reaches it as an ordinary grant (send_grant) marked
+// `probe` while apps.probe is 'running'; the launcher then starts one attempt of one job on that one GPU
+// whatever its gpus_per_job (Agent::set_held_gpus), through LaunchJob like any launch. Its verdict comes
+// from the attempt's recorded failure, not from the job's state, which the launcher may change again.
 void Coordinator::start_probe(AppId app, GpuIndex gpu, RoundId round, double now) {
   auto first = db_.prepare("SELECT min(job) FROM jobs WHERE app_id = ? AND state = 'PENDING' AND retry_at IS NULL");
   first.bind(1, app);
@@ -50,18 +56,95 @@ void Coordinator::start_probe(AppId app, GpuIndex gpu, RoundId round, double now
   db_.prepare("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (?,?,?,?,?,?, 'active')")
       .bind_all(static_cast<std::int64_t>(gpu), app, job, round, now, expiry)
       .run();
-  db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = attempt + 1, placement = ?, exited_ranks = 0, "
-              "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
-      .bind_all(json(std::vector<GpuIndex>{gpu}).dump(), now, app, job)
-      .run();
+  const bool launcher = launcher_mode(app) != LauncherMode::kNone;
+  if (!launcher) {
+    db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = attempt + 1, placement = ?, exited_ranks = 0, "
+                "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
+        .bind_all(json(std::vector<GpuIndex>{gpu}).dump(), now, app, job)
+        .run();
+  }
   db_.prepare("UPDATE apps SET probe = 'running' WHERE id = ?").bind(1, app).run();
   auto st = db_.prepare("INSERT INTO bids(round_id, app_id, rho_before, rho_no_new, bid_rows, won, grant_kind) "
                         "VALUES (?,?,?, NULL, '[]', ?, 'probe')");
   st.bind_all(round, app, current_rho(app, now), json(std::vector<GpuIndex>{gpu}).dump()).run();
-  event(now, "ProbeStarted", app, job, "", round,
-        "job " + std::to_string(job) + " alone on GPU " + std::to_string(gpu) + " for up to " +
-            std::to_string(config_.probe_duration_ms / 1000) + " s before the app competes for more");
+  event(now, "ProbeStarted", app, launcher ? std::nullopt : std::optional(job), "", round,
+        (launcher ? std::string("its launcher's first job") : "job " + std::to_string(job)) + " alone on GPU " +
+            std::to_string(gpu) + " for up to " + std::to_string(config_.probe_duration_ms / 1000) +
+            " s before the app competes for more");
   spdlog::info("app {}: probing job {} on GPU {}", app, job, gpu);
+}
+
+namespace {
+
+struct ProbeFailure {
+  std::int64_t job = 0;
+  std::string why;
+  bool retried = false;  // its class is retried by the policy: the probe passes, as for a job the coordinator runs
+};
+
+// The first failed attempt of a launcher app since its probe lease began (the app's first lease).
+std::optional<ProbeFailure> launcher_probe_failure(store::Database& db, const RetryPolicy& policy, std::int64_t app,
+                                                   double now) {
+  auto f = db.prepare("SELECT f.job, f.attempt, f.class, coalesce(f.reason, '') FROM job_failures f WHERE f.app_id = ? "
+                      "AND f.class <> 'preemption' AND f.ts >= (SELECT min(start) FROM leases WHERE app_id = f.app_id) "
+                      "ORDER BY f.ts LIMIT 1");
+  f.bind(1, app);
+  if (!f.step()) return std::nullopt;
+  ProbeFailure out{f.int64(0), "its probe failed: job " + std::to_string(f.int64(0)) + ": " + f.text(2) + ": " + f.text(3)};
+  if (const auto failure_class = failure_class_from_string(f.text(2))) {
+    auto earlier = db.prepare("SELECT count(*) FROM job_failures WHERE app_id = ? AND job = ? AND class = ? AND attempt < ?");
+    earlier.bind_all(app, f.int64(0), f.text(2), f.int64(1));
+    earlier.step();
+    out.retried = decide_retry(policy, *failure_class, static_cast<int>(earlier.int64(0)), now).retry;
+  }
+  return out;
+}
+
+}  // namespace
+
+// A launcher app's probe ends at its first failed attempt (the app fails at once unless the failure class
+// is retried), when a job completes, or when the probe lease is over (expired or released).
+void Coordinator::settle_launcher_probe(std::int64_t app, bool active, double now) {
+  const auto failure = launcher_probe_failure(db_, config_.retry, app, now);
+  const bool failed = failure && !failure->retried;
+  if (!active) {  // it ended during its probe (its launcher finished or failed it, or it was cancelled)
+    db_.prepare("UPDATE apps SET probe = ? WHERE id = ?").bind_all(std::string(failed ? "failed" : "passed"), app).run();
+    if (failed) event(now, "ProbeFailed", app, failure->job, "", std::nullopt, failure->why);
+    return;
+  }
+  if (failed) {
+    db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'ProbeFailed', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
+        .bind_all(now, app)
+        .run();
+    db_.prepare("UPDATE apps SET probe = 'failed' WHERE id = ?").bind(1, app).run();
+    event(now, "ProbeFailed", app, failure->job, "", std::nullopt, failure->why);
+    end_launcher_app(app, true, failure->why, now);  // stops what runs, releases the probe lease, AppFailed
+    spdlog::info("app {}: {}", app, failure->why);
+    return;
+  }
+  std::string passed;
+  if (failure) {
+    passed = failure->why.substr(std::string("its probe failed: ").size()) + ", which is retried; the app now competes for GPUs";
+  } else {
+    auto completed = db_.prepare("SELECT count(*) FROM jobs WHERE app_id = ? AND state = 'COMPLETED' AND attempt > 0");
+    completed.bind(1, app);
+    completed.step();
+    auto lease = db_.prepare("SELECT count(*) FROM leases WHERE app_id = ? AND state = 'active' AND expiry > ?");
+    lease.bind_all(app, now);
+    lease.step();
+    const auto launcher = launchers_.find(app);
+    if (completed.int64(0) > 0) passed = "its job completed during the probe";
+    // The probe is for the first iterations (a job that fails does so at once): once the launcher
+    // reports iterations done, running the rest on one GPU would only slow the app down.
+    else if (launcher != launchers_.end() && launcher->second.progress > 0)
+      passed = "its job trained on one GPU (the launcher reports iterations done); the app now competes for GPUs";
+    else if (lease.int64(0) == 0) passed = "its probe lease is over; the app now competes for GPUs";
+    else return;  // still probing
+  }
+  db_.prepare("UPDATE apps SET probe = 'passed' WHERE id = ?").bind(1, app).run();
+  event(now, "ProbePassed", app, std::nullopt, "", std::nullopt, passed);
+  // Its launcher holds the probe lease as a probe until told otherwise; a round may end without grants.
+  send_grant(app, 0);
 }
 
 // A probe ends when its job leaves the GPU: stopped at the probe's expiry or exited. A job that failed
@@ -71,6 +154,10 @@ void Coordinator::settle_probes(double now) {
   auto apps = db_.prepare("SELECT id, state IN ('PENDING','RUNNING') FROM apps WHERE probe = 'running'");
   while (apps.step()) running.emplace_back(apps.int64(0), apps.int64(1) != 0);
   for (const auto& [app, active] : running) {
+    if (launcher_mode(app) != LauncherMode::kNone) {
+      settle_launcher_probe(app, active, now);
+      continue;
+    }
     auto job = db_.prepare("SELECT job, state, coalesce(failure, reason) FROM jobs WHERE app_id = ? AND attempt > 0 "
                            "ORDER BY state_since DESC LIMIT 1");
     job.bind(1, app);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "coordinator/app_spec.h"
@@ -79,11 +80,72 @@ void hide_log_text(store::Database& db, std::int64_t app, json& doc) {
   }
 }
 
+// A client-chosen idempotency key (docs/protocols/control.md, submit): bounded, and printable so that it can
+// be quoted as it is in logs, events and error messages.
+constexpr std::size_t kMaxSubmitTokenBytes = 128;
+
+void check_submit_token(const std::string& token) {
+  if (token.size() > kMaxSubmitTokenBytes) {
+    throw std::runtime_error("spec: submit token is " + std::to_string(token.size()) + " bytes; at most " +
+                             std::to_string(kMaxSubmitTokenBytes) + " are allowed");
+  }
+  for (const char c : token) {
+    if (c < '!' || c > '~') throw std::runtime_error("spec: submit token must be printable ASCII without spaces");
+  }
+}
+
 }  // namespace
 
 void Coordinator::on_submit(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   if (caller.role == net::Role::kNode) throw std::runtime_error("denied: node keys cannot submit apps");
   const auto submit = in.envelope().getBody().getSubmit();
+  const std::string token = submit.getToken();
+  check_submit_token(token);
+  if (!token.empty()) {
+    // A Submit whose (owner, token) already made an app is a retry whose answer was lost or late: it is
+    // answered with that app and creates nothing. The same token with another spec is refused.
+    struct Earlier {
+      std::int64_t app;
+      std::string name, spec;
+      std::uint32_t jobs;
+    };
+    std::optional<Earlier> earlier;
+    {
+      auto st = db_.prepare("SELECT a.id, a.name, a.spec, (SELECT count(*) FROM jobs j WHERE j.app_id = a.id) "
+                            "FROM apps a WHERE a.owner = ? AND a.submit_token = ?");
+      st.bind_all(caller.name, token);
+      if (st.step()) earlier = Earlier{st.int64(0), st.text(1), st.text(2), static_cast<std::uint32_t>(st.int64(3))};
+    }
+    if (earlier) {
+      const std::int64_t app = earlier->app;
+      if (earlier->spec != std::string(submit.getSpec())) {
+        throw std::runtime_error("spec: token " + token + " was already used by app " + std::to_string(app) +
+                                 " with a different spec; choose a new token for a new app");
+      }
+      // Recorded once per app: a client retrying too fast must not turn every read-only answer into a commit.
+      bool first_repeat = false;
+      {
+        auto seen = db_.prepare("SELECT 1 FROM events WHERE app_id = ? AND kind = 'SubmitRepeated' LIMIT 1");
+        seen.bind(1, app);
+        first_repeat = !seen.step();
+      }
+      if (first_repeat) {
+        store::Database::Transaction tx(db_);
+        event(unix_now(), "SubmitRepeated", app, std::nullopt, "", std::nullopt,
+              "token " + token + " sent again by " + net::to_string(caller.role) + ":" + caller.name +
+                  "; answered with this app, nothing created (later repeats are answered the same, unrecorded)");
+        tx.commit();
+        spdlog::info("submit token {} from {} repeated: answered with app {} ({})", token, caller.name, app, earlier->name);
+      }
+      net::OutMessage out(in.request_id());
+      auto submitted = out.body().initSubmitted();
+      submitted.setApp(app);
+      submitted.setName(earlier->name);
+      submitted.setJobs(earlier->jobs);
+      reply(routing_id, out);
+      return;
+    }
+  }
   AppSpec spec;
   try {
     spec = parse_app_spec(submit.getSpec(), submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec");
@@ -95,10 +157,11 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   {
     store::Database::Transaction tx(db_);
     db_.prepare("INSERT INTO apps(name, owner, state, spec, gpus_per_job, max_concurrent_jobs, workdir, env, checkpoint_dir, "
-                "grace_ms, submitted_at) VALUES (?,?, 'PENDING', ?,?,?,?,?,?,?,?)")
+                "grace_ms, submitted_at, submit_token) VALUES (?,?, 'PENDING', ?,?,?,?,?,?,?,?,?)")
         .bind_all(spec.name, caller.name, std::string(submit.getSpec()), static_cast<std::int64_t>(spec.gpus_per_job),
                   static_cast<std::int64_t>(spec.max_concurrent_jobs), spec.workdir, json(spec.env).dump(),
-                  spec.checkpoint_dir, static_cast<std::int64_t>(spec.grace_period_ms), now)
+                  spec.checkpoint_dir, static_cast<std::int64_t>(spec.grace_period_ms), now,
+                  token.empty() ? std::optional<std::string>() : std::optional<std::string>(token))
         .run();
     app = db_.last_insert_id();
     for (const auto& job : spec.jobs) {
@@ -112,7 +175,8 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
       db_.prepare("UPDATE apps SET probe = 'waiting' WHERE id = ?").bind(1, app).run();
     }
     event(now, "Submitted", app, std::nullopt, "", std::nullopt,
-          "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs");
+          "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs" +
+              (token.empty() ? "" : ", token " + token));
     db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(std::string(kAdmissionUndecided), app).run();
     admit_apps(now);
     tx.commit();

@@ -71,11 +71,14 @@ void Coordinator::run_round(double now) {
   bool waiting_for_bids = false;
   struct OfferReset {
     std::optional<PendingOffer>& offer;
+    RoundId& next_round_floor;
     const bool& keep;
     ~OfferReset() {
-      if (!keep) offer.reset();
+      if (keep || !offer) return;
+      next_round_floor = std::max(next_round_floor, offer->round + 1);
+      offer.reset();
     }
-  } offer_reset{pending_offer_, waiting_for_bids};
+  } offer_reset{pending_offer_, next_round_floor_, waiting_for_bids};
 
   // The cluster as registered, machines in GPU order.
   ClusterSpec spec;
@@ -145,7 +148,9 @@ void Coordinator::run_round(double now) {
       const AppId id = apps.int64(0);
       // A probing app waits for its probe's verdict before it competes (probe.cc).
       if (const std::string probe = apps.text(5); probe == "waiting" || probe == "running") {
-        if (probe == "waiting") probe_waiting.push_back(id);
+        // A launcher app's probe job is started by its launcher (probe.cc): it waits for it to attach.
+        const bool can_start = launcher_mode(id) == LauncherMode::kNone || has_launcher(id);
+        if (probe == "waiting" && can_start) probe_waiting.push_back(id);
         continue;
       }
       const auto per_job = apps.int64(1);
@@ -173,7 +178,7 @@ void Coordinator::run_round(double now) {
 
   auto last_round = db_.prepare("SELECT coalesce(max(id), 0) + 1 FROM rounds");
   last_round.step();
-  input.round = last_round.int64(0);
+  input.round = std::max<RoundId>(last_round.int64(0), next_round_floor_);
   // Probes take their GPU before the auction; when bids were awaited, the GPUs set aside then.
   std::map<AppId, GpuIndex> probes;
   if (pending_offer_ && pending_offer_->round == input.round) {
@@ -410,7 +415,8 @@ void Coordinator::run_round(double now) {
 }
 
 // A STARTING job is launched once every GPU of its placement is on a host with a session and no other
-// job's workers still occupy them (a preempted job may still be checkpointing).
+// job's workers still occupy them (a preempted job may still be checkpointing), nor ranks the host runs
+// without a lease (a host back from a partition before it fenced: their job's placement is gone).
 void Coordinator::launch_ready_jobs() {
   auto jobs = db_.prepare(
       "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms "
@@ -433,7 +439,7 @@ void Coordinator::launch_ready_jobs() {
           "FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE g.gpu = ?");
       where.bind_all(app, job, static_cast<std::int64_t>(g));
       if (!where.step() || where.int64(2) > 0 || !sessions_.count(where.text(0)) ||
-          sessions_[where.text(0)].routing_id.empty()) {
+          sessions_[where.text(0)].routing_id.empty() || !sessions_[where.text(0)].unleased_ranks.empty()) {
         ready = false;
         break;
       }

@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -33,7 +36,7 @@ struct Failure {
   std::string message;
 };
 
-json call(const Options& o, themis::net::OutMessage& request) {
+std::unique_ptr<themis::net::RequestClient> open_client(const Options& o) {
   themis::net::ClientOptions client;
   client.endpoint = o.coordinator;
   client.insecure = o.insecure;
@@ -48,7 +51,10 @@ json call(const Options& o, themis::net::OutMessage& request) {
     }
     if (client.own_keys.secret_key.empty()) throw Failure{kConfig, o.key + ": not a secret certificate (.key_secret)"};
   }
-  themis::net::RequestClient rc(client);
+  return std::make_unique<themis::net::RequestClient>(client);
+}
+
+json call(themis::net::RequestClient& rc, const Options& o, themis::net::OutMessage& request) {
   auto reply = rc.call(request);
   if (!reply) throw Failure{kUnreachable, "no answer from " + o.coordinator + " (unreachable, or the key is not enrolled)"};
   const auto body = reply->envelope().getBody();
@@ -70,6 +76,52 @@ json call(const Options& o, themis::net::OutMessage& request) {
               {"jobs", body.getSubmitted().getJobs()}};
     case W::ACK: return {{"message", std::string(body.getAck().getMessage())}};
     default: throw Failure{kError, "unexpected reply '" + themis::net::body_name(reply->which()) + "'"};
+  }
+}
+
+json call(const Options& o, themis::net::OutMessage& request) {
+  auto rc = open_client(o);
+  return call(*rc, o, request);
+}
+
+// Submit retries (docs/admin.md "themisctl submit: retries and tokens"): a submit that gets no answer within
+// --timeout-ms is sent again with the same token, so the coordinator answers a repeat with the app the first
+// one made.
+constexpr int kSubmitAttempts = 3;
+constexpr std::chrono::seconds kSubmitFirstBackoff{1};  // doubles after each retry: 1 s, 2 s
+
+std::string random_submit_token() {
+  std::random_device random;
+  std::ostringstream token;
+  for (int i = 0; i < 4; ++i) token << std::hex << std::setw(8) << std::setfill('0') << random();  // 128 bits
+  return token.str();
+}
+
+json submit_with_retries(const Options& o, const std::string& spec, const std::string& spec_name, const std::string& token) {
+  // One socket for every attempt: an attempt still queued in it (the coordinator was slow to accept the
+  // connection) is delivered too, and answered as a repeat.
+  auto rc = open_client(o);
+  auto backoff = kSubmitFirstBackoff;
+  for (int attempt = 1;; ++attempt) {
+    themis::net::OutMessage out(rc->next_request_id());
+    auto s = out.body().initSubmit();
+    s.setSpec(spec);
+    s.setSpecName(spec_name);
+    s.setToken(token);
+    try {
+      return call(*rc, o, out);
+    } catch (const Failure& f) {
+      if (f.code != kUnreachable) throw;
+      if (attempt == kSubmitAttempts) {
+        throw Failure{kUnreachable, f.message + "; gave up after " + std::to_string(kSubmitAttempts) +
+                                        " attempts; run the same submit with --token " + token +
+                                        " to try again without risking a second app"};
+      }
+      std::cerr << "themisctl: no answer within " << o.timeout_ms << " ms; sending again with the same token in "
+                << backoff.count() << " s (attempt " << attempt + 1 << " of " << kSubmitAttempts << ")\n";
+      std::this_thread::sleep_for(backoff);
+      backoff *= 2;
+    }
   }
 }
 
@@ -241,12 +293,20 @@ int main(int argc, char** argv) {
   cli.add_flag("--json", o.json_output, "print JSON");
   cli.add_option("--timeout-ms", o.timeout_ms, "RPC timeout");
   cli.require_subcommand(1);
-  std::string spec_path, db_path, sql, name, dir = ".";
+  std::string spec_path, db_path, sql, name, token, dir = ".";
   std::int64_t app = 0;
   bool watch = false, parsable = false, force = false;
   auto* submit = cli.add_subcommand("submit", "submit an app spec (TOML, docs/app-spec.md)");
   submit->add_option("spec", spec_path)->required();
   submit->add_flag("--parsable", parsable, "print only the app id");
+  submit->add_option("--token", token,
+                     "idempotency key, at most 128 printable ASCII bytes (default: 128 random bits in hex). Your submits "
+                     "with the same token and spec make one app; the same token with another spec is refused");
+  submit->footer("With no answer within --timeout-ms the submit is sent again with the same token, " +
+                 std::to_string(kSubmitAttempts) + " attempts in all, after " +
+                 std::to_string(kSubmitFirstBackoff.count()) + " s and then " +
+                 std::to_string(2 * kSubmitFirstBackoff.count()) +
+                 " s; a repeat is answered with the app the first attempt made, so none is created twice.");
   auto* apps = cli.add_subcommand("apps", "list apps");
   apps->add_flag("-w,--watch", watch, "redraw every 2 s");
   auto* show = cli.add_subcommand("show", "an app with its jobs and events");
@@ -285,11 +345,7 @@ int main(int argc, char** argv) {
       if (!in) throw Failure{kBadSpec, spec_path + ": cannot read"};
       std::stringstream text;
       text << in.rdbuf();
-      themis::net::OutMessage out(1);
-      auto s = out.body().initSubmit();
-      s.setSpec(text.str());
-      s.setSpecName(spec_path);
-      const auto r = call(o, out);
+      const auto r = submit_with_retries(o, text.str(), spec_path, token.empty() ? random_submit_token() : token);
       if (o.json_output) std::cout << r.dump() << "\n";
       else if (parsable) std::cout << r["app"] << "\n";
       else std::cout << "Submitted app " << r["app"] << " (" << r["name"].get<std::string>() << ") with " << r["jobs"] << " jobs\n";

@@ -57,22 +57,25 @@ bool Agent::uses_gpus(JobState state) const {
   return state == JobState::kStarting || state == JobState::kRunning || state == JobState::kStopping;
 }
 
-void Agent::set_held_gpus(std::vector<GpuIndex> held) {
+void Agent::set_held_gpus(std::vector<GpuIndex> held, bool probe) {
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());
   for (GpuIndex g : held) {
     if (g < 0 || g >= cluster_.size()) throw std::invalid_argument("agent: held GPU " + std::to_string(g) + " is outside the cluster");
   }
   held_ = std::move(held);
+  if (!probe) probe_launched_ = false;
+  probe_ = probe;
   for (auto& job : jobs_) job.blocked = false;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     auto& job = jobs_[j];
     if (job.state != JobState::kStarting && job.state != JobState::kRunning) continue;
     const bool all_held = std::all_of(job.gpus.begin(), job.gpus.end(),
                                       [&](GpuIndex g) { return std::binary_search(held_.begin(), held_.end(), g); });
-    if (all_held) continue;
+    const bool whole_gang = probe_ || static_cast<int>(job.gpus.size()) >= config_.gpus_per_job;
+    if (all_held && whole_gang) continue;
     job.state = JobState::kStopping;
-    stops_.push_back({static_cast<int>(j), job.attempt, "lease lost"});
+    stops_.push_back({static_cast<int>(j), job.attempt, all_held ? "probe over: resumes on a whole gang" : "lease lost"});
   }
 }
 
@@ -100,6 +103,7 @@ void Agent::on_launch_refused(int job, int attempt) {
   j.state = JobState::kWaiting;  // it never ran, so even a stop asked meanwhile leaves nothing to wait for
   j.gpus.clear();
   j.blocked = true;
+  probe_launched_ = false;
 }
 
 void Agent::set_active_apps(int active_apps, Seconds now) {
@@ -120,7 +124,10 @@ void Agent::on_iteration(int job, int attempt, int rank, std::int64_t iteration,
   auto& j = job_ref(job);
   if (attempt != j.attempt || rank != 0) return;
   if (j.state == JobState::kStarting) j.state = JobState::kRunning;
-  if (iteration >= j.first_timed_iteration && seconds > 0 && std::isfinite(seconds) && !j.gpus.empty()) {
+  // An iteration's work is set by its gang's size (each rank takes its own batch), so only runs on a whole
+  // gang are timed: a probe's run on one GPU does a fraction of the work per iteration (TimingModel).
+  const bool whole_gang = static_cast<int>(j.gpus.size()) == config_.gpus_per_job;
+  if (iteration >= j.first_timed_iteration && seconds > 0 && std::isfinite(seconds) && whole_gang) {
     timing_.observe(job, static_cast<int>(j.gpus.size()), cluster_.locality(j.gpus), seconds);
   }
   if (scheduler_.status(job) == JobStatus::kActive) {
@@ -191,6 +198,19 @@ std::vector<LaunchCommand> Agent::take_launches() {
     if (static_cast<int>(waiting.size()) > slots) waiting.resize(static_cast<std::size_t>(slots));
   }
   const auto free = free_gpus();
+  if (probe_) {
+    // The probe: one attempt of the first job due, alone on the probe's GPU, with the job's real environment.
+    if (running > 0 || probe_launched_ || waiting.empty() || free.empty()) return launches;
+    auto& job = jobs_[static_cast<std::size_t>(waiting.front())];
+    job.state = JobState::kStarting;
+    ++job.attempt;
+    job.gpus = {free.front()};
+    job.first_timed_iteration = std::numeric_limits<std::int64_t>::max();
+    probe_launched_ = true;
+    launches.push_back({waiting.front(), job.attempt, job.gpus,
+                        static_cast<std::int64_t>(std::llround(scheduler_.target(waiting.front())))});
+    return launches;
+  }
   for (auto& gang : assign_gangs(cluster_, free, waiting, config_.gpus_per_job)) {
     auto& job = jobs_[static_cast<std::size_t>(gang.job)];
     job.state = JobState::kStarting;

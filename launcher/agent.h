@@ -84,7 +84,11 @@ class Agent {
 
   // ---- inputs
   // Every GPU the app holds from now on (its active leases). Running jobs on a GPU no longer held stop.
-  void set_held_gpus(std::vector<GpuIndex> held);
+  // `probe`: the holding is the app's first-iteration probe (docs/reliability.md "Probe"): one attempt of
+  // one job runs on one GPU, whatever gpus_per_job, so that a job that fails at once fails before the app
+  // competes for gangs. Once the probe is over, a job still on fewer GPUs than a gang stops (checkpoint)
+  // and resumes on a whole gang.
+  void set_held_gpus(std::vector<GpuIndex> held, bool probe = false);
   void set_active_apps(int active_apps, Seconds now);
   // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
   void on_worker_start(int job, int attempt, std::int64_t resumed_from);
@@ -162,6 +166,8 @@ class Agent {
   TimingModel timing_;
   std::vector<Job> jobs_;
   std::vector<GpuIndex> held_;
+  bool probe_ = false;           // the holding is the probe
+  bool probe_launched_ = false;  // its one attempt was asked for
   std::vector<StopCommand> stops_;
   std::optional<Seconds> finished_at_;
 };

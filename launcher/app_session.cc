@@ -78,7 +78,9 @@ Bid AppSession::on_offer(const Offer& offer, int active_apps, Seconds now) {
   return agent_.bid(offer, now);
 }
 
-void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/) { agent_.set_held_gpus(std::move(held)); }
+void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/, bool probe) {
+  agent_.set_held_gpus(std::move(held), probe);
+}
 
 void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, bool stop_ordered, Seconds now) {
   const auto it = attempts_.find({job, attempt});

@@ -41,7 +41,8 @@ class AppSession {
              std::string report_endpoint, Seconds start, int active_apps);
 
   Bid on_offer(const Offer& offer, int active_apps, Seconds now);
-  void on_leases(std::vector<GpuIndex> held, Seconds now);
+  // `probe`: the grant is the app's first-iteration probe (Agent::set_held_gpus).
+  void on_leases(std::vector<GpuIndex> held, Seconds now, bool probe = false);
   // `stop_ordered`: the coordinator had ordered the attempt to stop, so a clean exit is a preemption even when
   // rank 0's own exit status has not been read yet (this launcher was not listening when the stop came).
   void on_rank_exit(int job, int attempt, int rank, int exit_code, int signal, bool stop_ordered, Seconds now);

@@ -204,8 +204,10 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
     case W::GRANT: {
       std::vector<GpuIndex> held;
       for (const auto lease : body.getGrant().getLeases()) held.push_back(lease.getGpu());
-      spdlog::info("round {}: holding {} GPUs", body.getGrant().getRound(), held.size());
-      session_->on_leases(std::move(held), now);
+      const bool probe = body.getGrant().getProbe();
+      spdlog::info("round {}: holding {} GPUs{}", body.getGrant().getRound(), held.size(),
+                   probe ? " for the app's probe (one job on one GPU)" : "");
+      session_->on_leases(std::move(held), now, probe);
       break;
     }
     case W::EXITED: {

@@ -177,11 +177,15 @@ struct GrantMsg {
   app @0 :Int64;
   round @1 :Int64;
   leases @2 :List(LeaseMsg);
+  probe @3 :Bool;                    # the app's first-iteration probe (docs/reliability.md "Probe"): its one
+                                     # lease runs one job on one GPU, whatever the app's gpus_per_job
 }
 
 struct Submit {
   spec @0 :Text;                     # app spec, TOML (docs/app-spec.md)
   specName @1 :Text;                 # file name, for error messages
+  token @2 :Text;                    # idempotency key chosen by the client (at most 128 bytes; empty: none):
+                                     # a repeat from the same owner is answered with the app it made
 }
 
 struct Submitted {

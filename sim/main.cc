@@ -56,8 +56,8 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--philly", c.philly, "Philly job table for w1/w2 (default: shared traces)");
   cmd->add_option("--lease", c.lease, "lease length in seconds")->check(CLI::PositiveNumber);
   cmd->add_option("--filter-f", c.filter_f, "Themis filter fraction f")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--rounding", c.rounding, "Themis: whole GPUs from the payment factor c: nearest or lottery")
-      ->check(CLI::IsMember({"nearest", "lottery"}));
+  cmd->add_option("--rounding", c.rounding, "Themis: whole GPUs from the payment factor c: nearest, lottery or time-share")
+      ->check(CLI::IsMember({"nearest", "lottery", "time-share"}));
   cmd->add_option("--net-frac", c.network_fraction,
                   "fraction of network-intensive apps in a generated workload (default: Table 4's mix)")
       ->check(CLI::Range(0.0, 1.0));

@@ -160,8 +160,9 @@ class Run {
         if (pos == free_.end() || *pos != g)
           throw std::logic_error(std::string(policy_.name()) + ": granted GPU " + std::to_string(g) + " which is not free");
         free_.erase(pos);
-        gpus_[static_cast<std::size_t>(g)] = HeldLease{grant.app, input.round, now, now + settings_.lease};
-        expiries_.emplace(now + settings_.lease, g);
+        const Seconds expiry = now + settings_.lease * grant.lease_fraction;
+        gpus_[static_cast<std::size_t>(g)] = HeldLease{grant.app, input.round, now, expiry};
+        expiries_.emplace(expiry, g);
         ++stats_.granted_gpus;
         if (grant.kind == arbiter::GrantKind::kLeftover) ++stats_.leftover_gpus;
       }

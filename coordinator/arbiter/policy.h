@@ -62,6 +62,7 @@ struct Grant {
   AppId app = 0;
   std::vector<GpuIndex> gpus;  // sorted
   GrantKind kind = GrantKind::kDirect;
+  double lease_fraction = 1.0;  // of the lease duration, in (0, 1]: below 1 only under Themis' time-share rounding
 };
 
 struct IdleGpu {

@@ -65,7 +65,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
     winner.c = pa.c[b];
     winner.kept = kept_gpus(*input.cluster, row.gpus, pa.c[b], settings_.rounding, rng);
     if (!winner.kept.empty()) {
-      outcome.grants.push_back(Grant{winner.app, winner.kept, GrantKind::kAuction});
+      outcome.grants.push_back(
+          Grant{winner.app, winner.kept, GrantKind::kAuction, kept_lease_fraction(pa.c[b], settings_.rounding)});
       std::vector<GpuIndex> rest;
       std::set_difference(pool.begin(), pool.end(), winner.kept.begin(), winner.kept.end(),
                           std::back_inserter(rest));

@@ -11,6 +11,7 @@ std::string_view to_string(RoundingRule rule) {
   switch (rule) {
     case RoundingRule::kNearest: return "nearest";
     case RoundingRule::kLottery: return "lottery";
+    case RoundingRule::kTimeShare: return "time-share";
   }
   return "unknown";
 }
@@ -18,6 +19,7 @@ std::string_view to_string(RoundingRule rule) {
 std::optional<RoundingRule> parse_rounding_rule(std::string_view text) {
   if (text == "nearest") return RoundingRule::kNearest;
   if (text == "lottery") return RoundingRule::kLottery;
+  if (text == "time-share") return RoundingRule::kTimeShare;
   return std::nullopt;
 }
 
@@ -33,8 +35,17 @@ std::vector<GpuIndex> kept_gpus(const Cluster& cluster, std::span<const GpuIndex
     if (rng.uniform() < c) return {bundle.begin(), bundle.end()};
     return {};
   }
+  if (rule == RoundingRule::kTimeShare) {
+    if (!(c > 0)) return {};
+    return {bundle.begin(), bundle.end()};
+  }
   return most_local_subset(cluster, bundle, nearest_kept_count(c, static_cast<int>(bundle.size())),
                            GroupPreference::kDensest);
+}
+
+double kept_lease_fraction(double c, RoundingRule rule) {
+  if (rule != RoundingRule::kTimeShare || !(c > 0)) return 1.0;
+  return std::min(c, 1.0);
 }
 
 }  // namespace themis::arbiter

@@ -14,16 +14,22 @@ namespace themis::arbiter {
 enum class RoundingRule {
   kNearest,  // keep ⌊c·k + ½⌋ of the k GPUs (at least 1 when c > 0), the most local subset
   kLottery,  // keep the whole bundle with probability c, else none
+  // keep the whole bundle for c of the lease: the payment is taken in GPU-time, the gang and its
+  // placement stay whole, and the GPUs return to the pool for the next auction when the shorter lease ends
+  kTimeShare,
 };
 std::string_view to_string(RoundingRule rule);
-std::optional<RoundingRule> parse_rounding_rule(std::string_view text);  // "nearest" | "lottery"
+std::optional<RoundingRule> parse_rounding_rule(std::string_view text);  // "nearest" | "lottery" | "time-share"
 
 // How many of k GPUs the nearest rule keeps for payment factor c.
 int nearest_kept_count(double c, int k);
 
 // The GPUs of `bundle` (sorted) that the winner keeps; the rest become leftover. The lottery draws
-// one rng.uniform(); the nearest rule draws nothing.
+// one rng.uniform(); the other rules draw nothing.
 std::vector<GpuIndex> kept_gpus(const Cluster& cluster, std::span<const GpuIndex> bundle, double c,
                                 RoundingRule rule, Rng& rng);
+
+// The share of the lease duration the kept GPUs are leased for: c (at most 1) under time-share, else 1.
+double kept_lease_fraction(double c, RoundingRule rule);
 
 }  // namespace themis::arbiter

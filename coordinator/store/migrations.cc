@@ -207,10 +207,17 @@ const char* const kVersion4 = R"sql(
 ALTER TABLE apps ADD COLUMN probe TEXT CHECK (probe IN ('waiting', 'running', 'passed', 'failed'));
 )sql";
 
+// Idempotent submit (docs/reliability.md "Load"): the client's token, unique per owner, so a retried
+// Submit finds the app the first one made. NULL: submitted without a token (never deduplicated).
+const char* const kVersion5 = R"sql(
+ALTER TABLE apps ADD COLUMN submit_token TEXT;
+CREATE UNIQUE INDEX apps_by_submit_token ON apps(owner, submit_token) WHERE submit_token IS NOT NULL;
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
   return steps;
 }
 

@@ -55,5 +55,18 @@ TEST(WholeGpus, LotteryKeepsAllOrNothingAtRateC) {
   EXPECT_FALSE(parse_rounding_rule("floor").has_value());
 }
 
+TEST(WholeGpus, TimeShareKeepsTheWholeBundleForCOfTheLease) {
+  Rng rng(5);
+  const std::vector<GpuIndex> bundle{0, 1, 2, 3};
+  EXPECT_EQ(kept_gpus(kCluster, bundle, 0.3, RoundingRule::kTimeShare, rng), bundle);
+  EXPECT_TRUE(kept_gpus(kCluster, bundle, 0.0, RoundingRule::kTimeShare, rng).empty());
+  EXPECT_DOUBLE_EQ(kept_lease_fraction(0.3, RoundingRule::kTimeShare), 0.3);
+  EXPECT_DOUBLE_EQ(kept_lease_fraction(1.0, RoundingRule::kTimeShare), 1.0);
+  EXPECT_DOUBLE_EQ(kept_lease_fraction(0.3, RoundingRule::kNearest), 1.0);
+  EXPECT_DOUBLE_EQ(kept_lease_fraction(0.3, RoundingRule::kLottery), 1.0);
+  EXPECT_EQ(parse_rounding_rule("time-share"), RoundingRule::kTimeShare);
+  EXPECT_EQ(to_string(RoundingRule::kTimeShare), "time-share");
+}
+
 }  // namespace
 }  // namespace themis::arbiter

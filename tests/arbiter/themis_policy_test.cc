@@ -45,7 +45,8 @@ TEST(ThemisPolicy, InvariantsOverRandomRounds) {
     ThemisSettings settings;
     settings.f = FilterFraction::from_double(world.uniform());
     settings.solver = round % 2 == 0 ? SolverKind::kBranchAndBound : SolverKind::kCbc;
-    settings.rounding = round % 3 == 0 ? RoundingRule::kLottery : RoundingRule::kNearest;
+    const RoundingRule rules[] = {RoundingRule::kLottery, RoundingRule::kNearest, RoundingRule::kTimeShare};
+    settings.rounding = rules[round % 3];
     ThemisPolicy policy(settings);
     RoundInput input;
     input.cluster = &cluster;
@@ -97,7 +98,14 @@ TEST(ThemisPolicy, InvariantsOverRandomRounds) {
     EXPECT_EQ(leases.size(), out.grants.empty() ? 0u : static_cast<std::size_t>(std::count_if(seen.begin(), seen.end(), [&](GpuIndex g) {
       return std::none_of(out.idle.begin(), out.idle.end(), [&](const IdleGpu& i) { return i.gpu == g; });
     })));
-    for (const Lease& l : leases) EXPECT_DOUBLE_EQ(l.expiry - l.start, 600.0);
+    for (const Lease& l : leases) {
+      if (settings.rounding == RoundingRule::kTimeShare) {
+        EXPECT_GT(l.expiry - l.start, 0.0);
+        EXPECT_LE(l.expiry - l.start, 600.0);
+      } else {
+        EXPECT_DOUBLE_EQ(l.expiry - l.start, 600.0);
+      }
+    }
     granted_total += static_cast<int>(seen.size() - out.idle.size());
     idle_total += static_cast<int>(out.idle.size());
   }
@@ -139,6 +147,30 @@ TEST(ThemisPolicy, StarvingAppWithTheBiggerImprovementWins) {
   ASSERT_EQ(out.grants.size(), 1u);
   EXPECT_EQ(out.grants[0].app, 1);
   EXPECT_EQ(out.grants[0].kind, GrantKind::kAuction);
+}
+
+TEST(ThemisPolicy, TimeShareRoundingLeasesTheWholeBundleForCOfTheLease) {
+  // As above, but two GPUs: A's two-GPU row wins; without A, B would take one GPU (ρ 1.2 -> 0.9).
+  const Cluster cluster = testing::make_cluster(1, 1, 1, 2);
+  ThemisSettings settings;
+  settings.f = FilterFraction::parse("0");
+  settings.rounding = RoundingRule::kTimeShare;
+  ThemisPolicy policy(settings);
+  ScriptedApp app_a(1, 1.5, 2, [](const Offer&) { return Bid{1, 1.5, {{{0, 1}, 0.5}}}; });
+  ScriptedApp app_b(2, 1.2, 1, [](const Offer&) { return Bid{2, 1.2, {{{0}, 0.9}}}; });
+  RoundInput input{&cluster, 1, 100, {0, 1}, {}, {&app_a, &app_b}};
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_EQ(out.auction.winners.size(), 1u);
+  const double c = out.auction.winners[0].c;
+  EXPECT_NEAR(c, 0.9 / 1.2, 1e-12);
+  ASSERT_EQ(out.grants.size(), 1u);
+  EXPECT_EQ(out.grants[0].gpus, (std::vector<GpuIndex>{0, 1}));
+  EXPECT_DOUBLE_EQ(out.grants[0].lease_fraction, c);
+  for (const Lease& l : policy.leases(out, input)) {
+    EXPECT_DOUBLE_EQ(l.start, 100);
+    EXPECT_DOUBLE_EQ(l.expiry, 100 + 600 * c);
+  }
 }
 
 TEST(ThemisPolicy, NeitherStarvingAppStarvesOverRounds) {
@@ -221,6 +253,8 @@ TEST(ThemisPolicy, OfferRecipientsAreTheFilter) {
   ThemisPolicy policy;
   EXPECT_EQ(policy.offer_recipients(input), (std::vector<AppId>{9, 8}));
   EXPECT_THROW(leases_from_grants({}, 1, 0, 0), std::invalid_argument);
+  const std::vector<Grant> bad{Grant{1, {0}, GrantKind::kAuction, 0.0}};
+  EXPECT_THROW(leases_from_grants(bad, 1, 0, 600), std::invalid_argument);
 }
 
 }  // namespace

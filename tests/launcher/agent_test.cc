@@ -181,6 +181,70 @@ TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
 namespace themis::launcher {
 namespace {
 
+TEST(Agent, AProbeRunsOneAttemptOfOneJobOnOneGpuAndAFailureIsNotRetriedDuringIt) {
+  const auto cluster = testing::two_rack_cluster();
+  AgentConfig config{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 3, {100}}, .gpus_per_job = 2, .lease_seconds = 60};
+  Agent agent(cluster, config, 0, 1);
+  agent.set_held_gpus({8}, /*probe=*/true);
+  const auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U) << "one job, though a gang is two GPUs";
+  EXPECT_EQ(launches[0].gpus, (std::vector<GpuIndex>{8}));
+  EXPECT_EQ(launches[0].attempt, 1);
+  EXPECT_EQ(launches[0].iterations, 100) << "the job's real iteration target";
+  agent.on_exit(launches[0].job, 1, ExitKind::kFailed, 0, 3);
+  EXPECT_EQ(agent.job(launches[0].job).failures, 1);
+  EXPECT_TRUE(agent.take_launches().empty()) << "the probe is one attempt: its verdict is the coordinator's";
+  agent.set_held_gpus({8}, true);
+  EXPECT_TRUE(agent.take_launches().empty()) << "the same probe granted again";
+}
+
+TEST(Agent, IterationsOnLessThanAGangAreNotTimed) {
+  // A rank takes its own batch, so one GPU of a two-GPU gang does half an iteration's work: timing it
+  // would halve the job's serial time and shrink T_id (ρ of the local cluster's 4-GPU MLP read 28).
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 100000), 0, 1);
+  agent.set_held_gpus({8}, true);
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  for (int i = 1; i <= 100; ++i) agent.on_iteration(0, 1, 0, i, 0.01, std::nullopt);
+  EXPECT_FALSE(agent.timing().measured(0)) << "the probe's one-GPU iterations";
+  agent.set_held_gpus({8, 9});
+  ASSERT_EQ(agent.take_stops().size(), 1U);
+  agent.on_exit(0, 1, ExitKind::kPreempted, 100, 10);
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 2, 100);
+  for (int i = 101; i <= 200; ++i) agent.on_iteration(0, 2, 0, i, 0.03, std::nullopt);
+  ASSERT_TRUE(agent.timing().measured(0));
+  EXPECT_NEAR(agent.timing().serial_iter_time(0), 0.06, 1e-9) << "t · k on the whole gang of two";
+}
+
+TEST(Agent, AfterItsProbeAJobOnLessThanAGangStopsAndResumesOnAWholeGang) {
+  const auto cluster = testing::two_rack_cluster();
+  Agent agent(cluster, single_job(2, 100), 0, 1);
+  agent.set_held_gpus({8}, true);
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  // The probe is over: the app won GPUs 8 and 9; the job on GPU 8 alone checkpoints and moves to both.
+  agent.set_held_gpus({8, 9});
+  const auto stops = agent.take_stops();
+  ASSERT_EQ(stops.size(), 1U);
+  EXPECT_EQ(stops[0].reason, "probe over: resumes on a whole gang");
+  EXPECT_TRUE(agent.take_launches().empty());
+  agent.on_exit(0, 1, ExitKind::kPreempted, 20, 10);
+  const auto resumed = agent.take_launches();
+  ASSERT_EQ(resumed.size(), 1U);
+  EXPECT_EQ(resumed[0].attempt, 2);
+  EXPECT_EQ(resumed[0].gpus, (std::vector<GpuIndex>{8, 9}));
+
+  // A one-GPU job keeps running on the probe's GPU when the app wins it back.
+  Agent single(cluster, single_job(1, 100), 0, 1);
+  single.set_held_gpus({3}, true);
+  ASSERT_EQ(single.take_launches().size(), 1U);
+  single.set_held_gpus({2, 3});
+  EXPECT_TRUE(single.take_stops().empty());
+  EXPECT_EQ(single.job(0).state, JobState::kStarting);
+}
+
 TEST(Agent, ARefusedLaunchWaitsAndTheNextTryIsANewAttempt) {
   const auto cluster = testing::two_rack_cluster();
   Agent agent(cluster, single_job(1, 10), 0, 1);

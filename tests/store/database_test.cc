@@ -72,6 +72,36 @@ TEST(Database, RefusesADatabaseFromANewerVersion) {
   }
 }
 
+TEST(Database, MigratesAVersion4DatabaseToSubmitTokensUniquePerOwner) {
+  testing::TempDir dir;
+  {
+    // A database as a version-4 coordinator left it, with one app.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("t.db").c_str(), &raw), SQLITE_OK);
+    for (std::size_t v = 0; v < 4; ++v) ASSERT_EQ(sqlite3_exec(raw, migrations()[v].c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << v;
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "INSERT INTO apps(id, name, owner, state, spec, gpus_per_job, max_concurrent_jobs, submitted_at) "
+                           "VALUES (1, 'old', 'alice', 'PENDING', 's', 1, 1, 0); PRAGMA user_version=4;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  Database db(dir.file("t.db"));
+  EXPECT_EQ(db.user_version(), 5);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("t.db.pre-v5")));
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM apps WHERE id = 1 AND name = 'old' AND submit_token IS NULL"), 1);
+  auto insert = [&](int id, const std::string& owner, const std::string& token) {
+    db.exec("INSERT INTO apps(id, name, owner, state, spec, gpus_per_job, max_concurrent_jobs, submitted_at, submit_token) "
+            "VALUES (" + std::to_string(id) + ", 'a', '" + owner + "', 'PENDING', 's', 1, 1, 0, " + token + ")");
+  };
+  insert(2, "alice", "'t1'");
+  EXPECT_THROW(insert(3, "alice", "'t1'"), DatabaseError);  // one app per (owner, token)
+  insert(4, "bob", "'t1'");                                  // another owner's token is another key
+  insert(5, "alice", "NULL");                                // no token: never deduplicated
+  insert(6, "alice", "NULL");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM apps"), 5);
+}
+
 TEST(Database, EventsAreAppendOnly) {
   testing::TempDir dir;
   Database db(dir.file("t.db"));

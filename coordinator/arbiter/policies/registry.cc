@@ -31,7 +31,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     ThemisSettings themis;
     themis.f = FilterFraction::from_double(settings.filter_f);
     const auto rounding = parse_rounding_rule(settings.rounding);
-    if (!rounding) throw std::invalid_argument("unknown rounding rule '" + settings.rounding + "' (nearest, lottery)");
+    if (!rounding) throw std::invalid_argument("unknown rounding rule '" + settings.rounding + "' (nearest, lottery, time-share)");
     themis.rounding = *rounding;
     themis.solver_seconds = 0;
     themis.solver_max_nodes = settings.solver_max_nodes;

@@ -13,7 +13,7 @@ namespace themis::arbiter::policies {
 struct PolicySettings {
   double filter_f = 0.8;              // Themis: the worst ⌈(1−f)·N⌉ apps bid
   Seconds lease = 600;                // Themis: lease length
-  std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery")
+  std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
