@@ -10,12 +10,7 @@ namespace themis::testing {
 
 void start_two_node_launcher_cluster(std::unique_ptr<TestCluster>& cluster) {
   cluster = std::make_unique<TestCluster>(std::vector<NodeSpec>{{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s",
-                                          "fairness_knob = 0\n");
-  std::string config = read_text(cluster->dir() + "/themis.toml");
-  const auto at = config.find("heartbeat_lives = 3\n");
-  ASSERT_NE(at, std::string::npos) << config;
-  config.replace(at, std::string("heartbeat_lives = 3").size(), "heartbeat_lives = 30");
-  cluster->write_file("themis.toml", config);
+                                          "fairness_knob = 0\nheartbeat_lives = 30\n");
   cluster->start_coordinator();
   cluster->start_node("node-a");
   cluster->start_node("node-b");

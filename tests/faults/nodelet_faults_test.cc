@@ -171,7 +171,7 @@ class NodeletFaults : public ::testing::Test {
 };
 
 TEST_F(NodeletFaults, KilledNodeletRestartedUnderItsNameLeavesNoRankOfTheLostLeaseRunning) {
-  make_cluster();
+  make_cluster("heartbeat_lives = 3\n");  // the figures in docs/reliability.md: D = 0.3 s
   start_nodes({"node-a", "node-b"}, 2);
   const auto app = submit("victim", 60);
   wait_running_with_checkpoint(app, 15);
@@ -207,7 +207,7 @@ TEST_F(NodeletFaults, KilledNodeletRestartedUnderItsNameLeavesNoRankOfTheLostLea
 }
 
 TEST_F(NodeletFaults, PartitionedNodeletFencesItsRanksBeforeTheJobRunsElsewhereAndIsUsedAgainAfterTheHeal) {
-  make_cluster();
+  make_cluster("heartbeat_lives = 3\n");  // the figures in docs/reliability.md: D = 0.3 s
   const int coordinator_port = std::stoi(cluster_->endpoint().substr(cluster_->endpoint().rfind(':') + 1));
   faults::TcpProxy proxy(coordinator_port);
   std::string config = read_text(cluster_->dir() + "/node-a.toml");

@@ -68,12 +68,8 @@ int last_number(const std::string& log, const std::string& label) {
 class PartitionHealed : public ::testing::Test {
  protected:
   void SetUp() override {
-    cluster_ = std::make_unique<TestCluster>(std::vector<NodeSpec>{{"node-a", "rack-1", {{0, 1}}}}, "60s");
-    std::string config = read_text(cluster_->dir() + "/themis.toml");
-    const auto lives = config.find("heartbeat_lives = 3\n");
-    ASSERT_NE(lives, std::string::npos) << config;
-    config.replace(lives, std::string("heartbeat_lives = 3").size(), "heartbeat_lives = " + std::to_string(kLives));
-    cluster_->write_file("themis.toml", config);
+    cluster_ = std::make_unique<TestCluster>(std::vector<NodeSpec>{{"node-a", "rack-1", {{0, 1}}}}, "60s",
+                                             "heartbeat_lives = " + std::to_string(kLives) + "\n");
     script_ = cluster_->write_file("rank.sh", kRankScript);
     cluster_->start_coordinator();
     const int coordinator_port = std::stoi(cluster_->endpoint().substr(cluster_->endpoint().rfind(':') + 1));

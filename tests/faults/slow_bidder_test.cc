@@ -26,6 +26,7 @@
 #include "net/socket_security.h"
 #include "tests/faults/invariants.h"
 #include "tests/faults/launcher_cluster.h"
+#include "tests/integration/protocol_launcher.h"
 #include "tests/integration/test_cluster.h"
 
 namespace themis::testing {
@@ -262,33 +263,15 @@ TEST_F(SlowBidder, LateBidsAreDroppedRoundsGoOnAndBothAppsFinish) {
 // when told, however late: the slowest bidder there is.
 class HeldOffers {
  public:
-  HeldOffers(zmq::context_t& context, TestCluster& cluster, std::int64_t app)
-      : socket_(context, zmq::socket_type::dealer), app_(app) {
-    net::make_curve_client(socket_, net::read_certificate(cluster.key("alice", true)),
-                           net::read_certificate(cluster.key("coordinator", false)).public_key);
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect(cluster.endpoint());
-    net::OutMessage out(1);
-    out.body().initAttach().setApp(app);
-    auto frame = out.to_frame();
-    socket_.send(frame, zmq::send_flags::none);
-  }
+  HeldOffers(zmq::context_t& context, TestCluster& cluster, std::int64_t app) : launcher_(context, cluster, "alice", app) {}
   // Reads what arrived; true once attached.
   bool pump() {
-    zmq::message_t frame;
-    while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-      wire::ErrorCode code{};
-      std::string error;
-      auto in = net::InMessage::parse(frame, &code, &error);
-      if (!in) continue;
-      if (in->which() == wire::Envelope::Body::Which::ATTACHED) attached_ = true;
-      if (in->which() != wire::Envelope::Body::Which::OFFER) continue;
-      const auto offer = in->envelope().getBody().getOffer();
+    return launcher_.pump([&](const net::InMessage& in) {
+      const auto offer = in.envelope().getBody().getOffer();
       std::vector<std::int32_t> gpus;
       for (const auto g : offer.getGpus()) gpus.push_back(g);
-      offers_.push_back({in->request_id(), offer.getRound(), gpus});
-    }
-    return attached_;
+      offers_.push_back({in.request_id(), offer.getRound(), gpus});
+    });
   }
   struct HeldOffer {
     std::uint64_t request_id;
@@ -301,21 +284,18 @@ class HeldOffers {
     const HeldOffer& offer = offers_.at(index);
     net::OutMessage out(offer.request_id);
     auto bid = out.body().initBid();
-    bid.setApp(app_);
+    bid.setApp(launcher_.app());
     bid.setRound(offer.round);
     bid.setRhoNoNew(rho_no_new);
     auto row = bid.initRows(1)[0];
     row.setRho(rho);
     auto gpus = row.initGpus(static_cast<unsigned>(offer.gpus.size()));
     for (unsigned g = 0; g < offer.gpus.size(); ++g) gpus.set(g, offer.gpus[g]);
-    auto frame = out.to_frame();
-    socket_.send(frame, zmq::send_flags::dontwait);
+    launcher_.send(out);
   }
 
  private:
-  zmq::socket_t socket_;
-  std::int64_t app_;
-  bool attached_ = false;
+  ProtocolLauncher launcher_;
   std::vector<HeldOffer> offers_;
 };
 
@@ -325,7 +305,7 @@ class HeldOffers {
 TEST(AbandonedOffer, ALateBidForAnOfferThatNeverBecameARoundIsNotCountedInTheNextRound) {
   // Heartbeats of 100 ms × 3 lives: the killed host is declared down 0.3 s after its last heartbeat,
   // before the 1 s offer deadline.
-  TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s", "fairness_knob = 0\n");
+  TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s", "fairness_knob = 0\nheartbeat_lives = 3\n");
   cluster.start_coordinator();
   cluster.start_node("node-a");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "1"; }, 20s));

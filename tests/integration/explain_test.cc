@@ -9,6 +9,7 @@
 #include "net/curve_keys.h"
 #include "net/envelope.h"
 #include "net/socket_security.h"
+#include "protocol_launcher.h"
 #include "test_cluster.h"
 
 namespace themis::testing {
@@ -213,30 +214,14 @@ class BiddingLauncher {
  public:
   BiddingLauncher(zmq::context_t& context, TestCluster& cluster, const std::string& user, std::int64_t app, double rho,
                   double rho_no_new, unsigned want = 2)
-      : socket_(context, zmq::socket_type::dealer), app_(app), rho_(rho), rho_no_new_(rho_no_new), want_(want) {
-    net::make_curve_client(socket_, net::read_certificate(cluster.key(user, true)),
-                           net::read_certificate(cluster.key("coordinator", false)).public_key);
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.connect(cluster.endpoint());
-    net::OutMessage out(1);
-    out.body().initAttach().setApp(app);
-    auto frame = out.to_frame();
-    socket_.send(frame, zmq::send_flags::none);
-  }
+      : launcher_(context, cluster, user, app), rho_(rho), rho_no_new_(rho_no_new), want_(want) {}
   // Handles what arrived; true once attached.
   bool pump() {
-    zmq::message_t frame;
-    while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
-      wire::ErrorCode code{};
-      std::string error;
-      auto in = net::InMessage::parse(frame, &code, &error);
-      if (!in) continue;
-      if (in->which() == wire::Envelope::Body::Which::ATTACHED) attached_ = true;
-      if (in->which() != wire::Envelope::Body::Which::OFFER) continue;
-      const auto offer = in->envelope().getBody().getOffer();
-      net::OutMessage out(in->request_id());
+    return launcher_.pump([&](const net::InMessage& in) {
+      const auto offer = in.envelope().getBody().getOffer();
+      net::OutMessage out(in.request_id());
       auto bid = out.body().initBid();
-      bid.setApp(app_);
+      bid.setApp(launcher_.app());
       bid.setRound(offer.getRound());
       bid.setRhoNoNew(rho_no_new_);
       const unsigned count = std::min(want_, offer.getGpus().size());
@@ -244,20 +229,16 @@ class BiddingLauncher {
       row.setRho(rho_);
       auto gpus = row.initGpus(count);
       for (unsigned g = 0; g < count; ++g) gpus.set(g, offer.getGpus()[g]);
-      auto reply = out.to_frame();
-      socket_.send(reply, zmq::send_flags::dontwait);
+      launcher_.send(out);
       ++bids_;
-    }
-    return attached_;
+    });
   }
   int bids() const { return bids_; }
 
  private:
-  zmq::socket_t socket_;
-  std::int64_t app_;
+  ProtocolLauncher launcher_;
   double rho_, rho_no_new_;
   unsigned want_;
-  bool attached_ = false;
   int bids_ = 0;
 };
 

@@ -51,12 +51,14 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
   config << "[cluster]\ncoordinator = \"" << endpoint_ << "\"\ncoordinator_key = \"" << keys << "/coordinator.key\"\n\n"
          << "[coordinator]\nlisten = \"" << endpoint_ << "\"\ndatabase = \"" << db_path() << "\"\n"
          << "authorized_keys = \"" << dir_.file("authorized_keys") << "\"\nsecret_key = \"" << keys
-         << "/coordinator.key_secret\"\nheartbeat_interval = \"" << kHeartbeatMs << "ms\"\nheartbeat_lives = 3\n"
+         << "/coordinator.key_secret\"\nheartbeat_interval = \"" << kHeartbeatMs << "ms\"\n"
          << "lease_duration = \"" << lease_duration << "\"\nround_batch_window = \"50ms\"\npolicy = \"" << THEMIS_TEST_POLICY << "\"\n"
-         << "rendezvous_ports = [" << rendezvous_base << ", " << rendezvous_base + 63 << "]\n"
-         << coordinator_settings;
+         << "rendezvous_ports = [" << rendezvous_base << ", " << rendezvous_base + 63 << "]\n";
+  // Defaults the settings may replace, written before them: the settings may open tables of their own.
   // The first-iteration probe changes how a new app starts; only the tests about it turn it on.
   if (coordinator_settings.find("probe_duration") == std::string::npos) config << "probe_duration = \"0s\"\n";
+  if (coordinator_settings.find("heartbeat_lives") == std::string::npos) config << "heartbeat_lives = " << kHeartbeatLives << "\n";
+  config << coordinator_settings;
   write_file("themis.toml", config.str());
   for (const auto& [name, role] : principals) {
     auto r = run_command({kBin + "/themisctl", "keygen", name, "--dir", keys});

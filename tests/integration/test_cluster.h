@@ -22,7 +22,8 @@ struct NodeSpec {
 class TestCluster {
  public:
   // Users "alice" and "bob" (role user), "root" (admin); one node key per node.
-  // `coordinator_settings`: extra lines for the [coordinator] table (e.g. "fairness_knob = 0\n").
+  // `coordinator_settings`: extra lines for the [coordinator] table (e.g. "fairness_knob = 0\n"); a
+  // `probe_duration` or `heartbeat_lives` there replaces the default below.
   explicit TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_duration = "60s",
                        const std::string& coordinator_settings = "");
   ~TestCluster();
@@ -48,6 +49,11 @@ class TestCluster {
   std::string db_path() const { return dir_.file("themis.db"); }
   std::string coordinator_log() const { return dir_.file("coordinator.log"); }
   static constexpr int kHeartbeatMs = 100;
+  // A host is declared down after kHeartbeatLives silent intervals (2 s). Tests run in parallel on a 2-core
+  // box where LibTorch workers stall the daemons for longer than 3 heartbeats, which would declare hosts down
+  // for reasons that are not under test. The tests about detecting a lost host set `heartbeat_lives` in
+  // `coordinator_settings`.
+  static constexpr int kHeartbeatLives = 20;
 
  private:
   TempDir dir_;
