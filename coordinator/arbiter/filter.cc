@@ -90,4 +90,29 @@ std::vector<AppModel*> filter_apps(std::span<AppModel* const> apps, const Filter
   return candidates;
 }
 
+std::string_view to_string(FilterRule rule) {
+  switch (rule) {
+    case FilterRule::kFixed: return "fixed";
+    case FilterRule::kOfferBounded: return "offer-bounded";
+  }
+  return "?";
+}
+
+std::optional<FilterRule> parse_filter_rule(std::string_view text) {
+  if (text == "fixed") return FilterRule::kFixed;
+  if (text == "offer-bounded") return FilterRule::kOfferBounded;
+  return std::nullopt;
+}
+
+std::vector<AppModel*> filter_apps(std::span<AppModel* const> apps, const FilterFraction& f, FilterRule rule,
+                                   int offered_gpus) {
+  std::vector<AppModel*> picked = filter_apps(apps, f);
+  if (rule == FilterRule::kFixed) return picked;
+  std::int64_t demand = 0;
+  std::size_t count = 0;
+  while (count < picked.size() && (count == 0 || demand < offered_gpus)) demand += picked[count++]->extra_demand();
+  picked.resize(count);
+  return picked;
+}
+
 }  // namespace themis::arbiter

@@ -1,6 +1,7 @@
 #pragma once
 // Round-by-round filtering (Themis §3.3.2, architecture.md §3): only the ⌈(1−f)·N⌉ apps with the worst
-// current ρ see the offer, at least one.
+// current ρ see the offer, at least one. Under FilterRule::kOfferBounded that list is cut further to the
+// worst apps that can use the whole offer between them (docs/arbiter.md, "A round").
 //
 // f is an exact rational so that the count has no floating-point error: with f = 0.7 and N = 10,
 // (1 − f)·N is exactly 3, not 3.0000000000000004 (which ⌈·⌉ would turn into 4). f is accepted as a
@@ -40,6 +41,17 @@ class FilterFraction {
   std::int64_t denominator_;
 };
 
+// How many of the ranked apps see the offer.
+//   kFixed: the paper's ⌈(1 − f)·N⌉ (Pseudocode 1 line 17).
+//   kOfferBounded: of those, only the shortest prefix (worst ρ first) whose extra demand adds up to at
+//     least the offered GPUs, at least one app. An app further down could only win GPUs that an app
+//     with a worse ρ can use, and every extra bidder raises the others' hidden payments (Themis §3.3.2:
+//     the filter exists to shrink contention and payments; Shockwave: a fixed f is not always best).
+//     ⌈(1 − f)·N⌉ stays the upper bound, so f keeps its meaning.
+enum class FilterRule { kFixed, kOfferBounded };
+std::string_view to_string(FilterRule rule);
+std::optional<FilterRule> parse_filter_rule(std::string_view text);  // "fixed" | "offer-bounded"
+
 // ⌈(1 − f)·n⌉, at least 1 when n > 0; 0 when n == 0. Exact integer arithmetic.
 int filter_count(int active_apps, const FilterFraction& f);
 
@@ -47,5 +59,8 @@ int filter_count(int active_apps, const FilterFraction& f);
 // active apps; only apps that can use more GPUs (extra_demand > 0) are ranked, because a satisfied app
 // could only bid "nothing" and would waste a place. A NaN ρ ranks as +∞ (unknown counts as at risk).
 std::vector<AppModel*> filter_apps(std::span<AppModel* const> apps, const FilterFraction& f);
+// The same list under `rule` for an offer of `offered_gpus` GPUs (kFixed ignores it).
+std::vector<AppModel*> filter_apps(std::span<AppModel* const> apps, const FilterFraction& f, FilterRule rule,
+                                   int offered_gpus);
 
 }  // namespace themis::arbiter

@@ -19,9 +19,13 @@ ThemisPolicy::ThemisPolicy(ThemisSettings settings) : settings_(settings) {
     throw std::invalid_argument("themis: lease_duration must be > 0 seconds");
 }
 
+std::vector<AppModel*> ThemisPolicy::filtered_apps(const RoundInput& input) const {
+  return filter_apps(input.apps, settings_.f, settings_.filter_rule, static_cast<int>(input.free_gpus.size()));
+}
+
 std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const {
   std::vector<AppId> ids;
-  for (const AppModel* app : filter_apps(input.apps, settings_.f)) ids.push_back(app->id());
+  for (const AppModel* app : filtered_apps(input)) ids.push_back(app->id());
   return ids;
 }
 
@@ -31,7 +35,7 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   last_rejections_.clear();
   if (input.free_gpus.empty()) return outcome;
 
-  const std::vector<AppModel*> filtered = filter_apps(input.apps, settings_.f);
+  const std::vector<AppModel*> filtered = filtered_apps(input);
   const Offer offer{input.round, input.free_gpus};
   std::vector<ExpectedBidder> expected;
   for (AppModel* app : filtered) {

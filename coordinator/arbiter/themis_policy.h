@@ -16,7 +16,10 @@
 namespace themis::arbiter {
 
 struct ThemisSettings {
-  FilterFraction f{4, 5};                             // 0.8: the worst 20% of apps bid
+  FilterFraction f{4, 5};                             // 0.8: at most the worst 20% of apps bid
+  // kFixed: the paper's worst 20%; kOfferBounded: of those, only as many as can use the offer
+  // (filter.h). themis-sim defaults to kOfferBounded (docs/evaluation.md); the coordinator keeps kFixed.
+  FilterRule filter_rule = FilterRule::kFixed;
   RoundingRule rounding = RoundingRule::kNearest;
   SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction
   // The default bounds a solve by search nodes, not time, so the policy reads no clock and a round's
@@ -44,6 +47,7 @@ class ThemisPolicy final : public Policy {
   std::vector<Lease> leases(const RoundOutcome& outcome, const RoundInput& input) const;
 
  private:
+  std::vector<AppModel*> filtered_apps(const RoundInput& input) const;
   ThemisSettings settings_;
   std::vector<BidRejection> last_rejections_;
 };

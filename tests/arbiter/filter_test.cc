@@ -63,5 +63,38 @@ TEST(Filter, WorstRhoFirstTiesByIdSatisfiedAppsSkipped) {
   EXPECT_EQ(one[0]->id(), 2);
 }
 
+TEST(Filter, OfferBoundedKeepsOnlyTheWorstAppsThatCanUseTheOffer) {
+  // Ranked worst first: 2 (ρ 4, wants 3), 3 (ρ 3, wants 2), 1 (ρ 2, wants 4), 5 (ρ 1, wants 1).
+  std::vector<std::unique_ptr<ScriptedApp>> owned;
+  owned.push_back(std::make_unique<ScriptedApp>(1, 2.0, 4));
+  owned.push_back(std::make_unique<ScriptedApp>(2, 4.0, 3));
+  owned.push_back(std::make_unique<ScriptedApp>(3, 3.0, 2));
+  owned.push_back(std::make_unique<ScriptedApp>(4, 9.0, 0));  // wants nothing: never ranked
+  owned.push_back(std::make_unique<ScriptedApp>(5, 1.0, 1));
+  std::vector<AppModel*> apps;
+  for (auto& a : owned) apps.push_back(a.get());
+  const auto f = FilterFraction::parse("0.2");  // ⌈0.8·5⌉ = 4: all four apps that want GPUs
+  auto ids = [&](FilterRule rule, int offered) {
+    std::vector<AppId> out;
+    for (const AppModel* a : filter_apps(apps, f, rule, offered)) out.push_back(a->id());
+    return out;
+  };
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 1), (std::vector<AppId>{2}));     // the worst can use it all
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 3), (std::vector<AppId>{2}));     // 3 ≥ 3
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 4), (std::vector<AppId>{2, 3}));  // 3 + 2 ≥ 4
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 9), (std::vector<AppId>{2, 3, 1}));
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 100), (std::vector<AppId>{2, 3, 1, 5}));  // capped by f
+  EXPECT_EQ(ids(FilterRule::kOfferBounded, 0), (std::vector<AppId>{2}));     // at least one
+  EXPECT_EQ(ids(FilterRule::kFixed, 1), (std::vector<AppId>{2, 3, 1, 5}));  // the paper's count
+  // f still bounds the list: ⌈0.5·5⌉ = 3 apps at most, however large the offer.
+  EXPECT_EQ(filter_apps(apps, FilterFraction::parse("0.5"), FilterRule::kOfferBounded, 100).size(), 3u);
+}
+
+TEST(Filter, RuleNamesRoundTrip) {
+  for (FilterRule rule : {FilterRule::kFixed, FilterRule::kOfferBounded})
+    EXPECT_EQ(parse_filter_rule(to_string(rule)), rule);
+  EXPECT_FALSE(parse_filter_rule("bounded").has_value());
+}
+
 }  // namespace
 }  // namespace themis::arbiter

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "test_apps.h"
 
@@ -240,6 +241,36 @@ TEST(ThemisPolicy, MalformedBidsAreDroppedNotFatal) {
   int granted = 0;
   for (const auto& g : out.grants) granted += static_cast<int>(g.gpus.size());
   EXPECT_EQ(granted, 4);
+}
+
+TEST(ThemisPolicy, OfferBoundedFilterLetsTheWorstAppUseTheWholeOfferItCanUse) {
+  // Two GPUs. A (ρ 3) can use both; B (ρ 2) one. Were both to bid, PF would split them:
+  // A {0} (3 -> 2.2) + B {1} (2 -> 1) is worth log(3/2.2) + log 2 = 1.00 > A {0,1} (3 -> 1.5) = 0.69.
+  // Offer-bounded: A alone can use the whole offer, so only A bids, and a lone bidder pays nothing.
+  const Cluster cluster = testing::make_cluster(1, 1, 2, 1);
+  auto run = [&](FilterRule rule) {
+    ScriptedApp a(1, 3.0, 2, [](const Offer&) { return Bid{1, 3.0, {{{0, 1}, 1.5}, {{0}, 2.2}}}; });
+    ScriptedApp b(2, 2.0, 1, [](const Offer&) { return Bid{2, 2.0, {{{0}, 1.0}, {{1}, 1.0}}}; });
+    ThemisSettings settings;
+    settings.f = FilterFraction::parse("0");  // the paper's filter would let both bid
+    settings.filter_rule = rule;
+    ThemisPolicy policy(settings);
+    RoundInput input{&cluster, 1, 0, {0, 1}, {}, {&a, &b}};
+    Rng rng(1);
+    const RoundOutcome out = policy.run_round(input, rng);
+    std::map<AppId, int> got;
+    for (const Grant& g : out.grants) got[g.app] += static_cast<int>(g.gpus.size());
+    return std::make_tuple(policy.offer_recipients(input), out.auction.bidders, got, b.bids_asked());
+  };
+  const auto [offered, bidders, got, b_asked] = run(FilterRule::kOfferBounded);
+  EXPECT_EQ(offered, (std::vector<AppId>{1}));
+  EXPECT_EQ(bidders, (std::vector<AppId>{1}));
+  EXPECT_EQ(b_asked, 0);
+  EXPECT_EQ(got, (std::map<AppId, int>{{1, 2}}));
+  const auto [offered_f, bidders_f, got_f, b_asked_f] = run(FilterRule::kFixed);
+  EXPECT_EQ(bidders_f, (std::vector<AppId>{1, 2}));
+  EXPECT_EQ(b_asked_f, 1);
+  EXPECT_EQ(got_f, (std::map<AppId, int>{{1, 1}, {2, 1}}));
 }
 
 TEST(ThemisPolicy, OfferRecipientsAreTheFilter) {

@@ -11,7 +11,8 @@
 namespace themis::arbiter::policies {
 
 struct PolicySettings {
-  double filter_f = 0.8;              // Themis: the worst ⌈(1−f)·N⌉ apps bid
+  double filter_f = 0.8;              // Themis: at most the worst ⌈(1−f)·N⌉ apps bid
+  std::string filter = "fixed";       // Themis: "fixed" (all of them) | "offer-bounded" (as many as can use the offer)
   Seconds lease = 600;                // Themis: lease length
   std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
