@@ -37,6 +37,8 @@ struct Common {
   Seconds lease = 600;
   double filter_f = 0.8;
   std::string rounding = "nearest";
+  std::string filter = "offer-bounded";
+  std::string idle_rho = "fair-share";
   double network_fraction = -1;
   double estimate_error = 0;
   Seconds batch_window = -1;
@@ -58,6 +60,12 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--filter-f", c.filter_f, "Themis filter fraction f")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--rounding", c.rounding, "Themis: whole GPUs from the payment factor c: nearest, lottery or time-share")
       ->check(CLI::IsMember({"nearest", "lottery", "time-share"}));
+  cmd->add_option("--filter", c.filter,
+                  "Themis: offer-bounded (of the worst (1-f)N apps, as many as can use the offer) or fixed (all of them)")
+      ->check(CLI::IsMember({"offer-bounded", "fixed"}));
+  cmd->add_option("--idle-rho", c.idle_rho,
+                  "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
+      ->check(CLI::IsMember({"fair-share", "one-gpu"}));
   cmd->add_option("--net-frac", c.network_fraction,
                   "fraction of network-intensive apps in a generated workload (default: Table 4's mix)")
       ->check(CLI::Range(0.0, 1.0));
@@ -127,6 +135,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   arbiter::policies::PolicySettings ps;
   ps.filter_f = c.filter_f;
   ps.rounding = c.rounding;
+  ps.filter = c.filter;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;
@@ -135,6 +144,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   s.batch_window = c.batch_window;
   s.estimate_error = c.estimate_error;
   s.restart_cost = c.restart_cost;
+  s.idle_rho = *parse_idle_rho(c.idle_rho);
   s.liar = c.liar;
   s.lie = c.lie;
   auto result = simulate(cluster, apps, *policy, s, progress_bar(policy_name));

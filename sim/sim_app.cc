@@ -25,6 +25,14 @@ void insert_sorted(std::vector<GpuIndex>& into, std::span<const GpuIndex> gpus) 
 
 }  // namespace
 
+std::string_view to_string(IdleRho rule) { return rule == IdleRho::kFairShare ? "fair-share" : "one-gpu"; }
+
+std::optional<IdleRho> parse_idle_rho(std::string_view text) {
+  if (text == "fair-share") return IdleRho::kFairShare;
+  if (text == "one-gpu") return IdleRho::kOneGpu;
+  return std::nullopt;
+}
+
 SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppSettings& settings,
                int active_apps)
     : id_(id), spec_(spec), cluster_(cluster), settings_(settings), contention_(spec.arrival, active_apps),
@@ -254,10 +262,14 @@ double SimApp::rho_for(int gpus, double s, Seconds wait) const {
   return (elapsed + estimate_remaining(gpus, s)) / independent_time(contention_.average(now_));
 }
 
+double SimApp::rho_after_a_lease_on(int gpus) const { return rho_for(gpus, 1.0, settings_.lease); }
+
 double SimApp::current_rho() const {
   if (!held_.empty()) return rho_for(static_cast<int>(held_.size()), app_slowdown(assignment_), 0);
-  // Holding nothing: ρ if it waits one more lease and then runs on one GPU (architecture.md §3).
-  return rho_for(1, 1.0, settings_.lease);
+  // Holding nothing (IdleRho): after one more lease, on its fair share or on one GPU.
+  if (settings_.idle_rho == IdleRho::kOneGpu) return rho_after_a_lease_on(1);
+  const double share = static_cast<double>(cluster_.size()) / std::max(1.0, contention_.average(now_));
+  return rho_after_a_lease_on(std::max(1, std::min(current_demand(), static_cast<int>(std::floor(share)))));
 }
 
 int SimApp::extra_demand() const {
@@ -280,7 +292,9 @@ Bid SimApp::bid(const Offer& offer) {
       completes_running_job = true;
   if (completes_running_job) request.held = held_;
   request.remaining_demand = extra_demand();
-  request.rho_no_new = current_rho();
+  // "No new GPUs": what it holds now till completion or, holding nothing, one GPU after one more lease
+  // (architecture.md §3), so that every bundle it can use is a gain over losing this auction.
+  request.rho_no_new = held_.empty() ? rho_after_a_lease_on(1) : current_rho();
   // A bundle's widest level slows only the jobs that span several GPUs: one-GPU jobs (most of W1's
   // apps) never communicate, so their app's bid does not pay a placement penalty for a spread bundle.
   double worst[kLocalityLevels] = {1, 1, 1, 1};

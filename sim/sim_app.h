@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "bidder/bid_generator.h"
@@ -18,6 +19,22 @@
 #include "sim/trace.h"
 
 namespace themis::sim {
+
+// What an app holding no GPUs reports as its current ρ, the Themis filter's ranking key (Eq. 1 gives ∞;
+// papers.md §1.13.4). Either way it grows while the app waits, and its bids' "no new GPUs" value stays
+// ρ after one more lease on one GPU, so that every bundle it can use improves on losing.
+enum class IdleRho {
+  // ρ if it waits one more lease and then runs on its fair share: ⌊R_C / N_avg⌋ GPUs, at least 1, at
+  // most what its jobs can use now. It says how far behind an exclusive share the app already is,
+  // whatever its width.
+  kFairShare,
+  // ρ if it waits one more lease and then runs on one GPU, its smallest bundle (architecture.md §3).
+  // For an app of many jobs this is many times its real prospect (an 18-job app holding nothing
+  // ranked at ρ ≈ 7 beside a starved one-job app at 2.5), so wide apps outrank narrow ones.
+  kOneGpu,
+};
+std::string_view to_string(IdleRho rule);
+std::optional<IdleRho> parse_idle_rho(std::string_view text);  // "fair-share" | "one-gpu"
 
 struct AppSettings {
   Seconds lease = 600;  // the lease length: horizon of SLAQ's loss decrease, wait of "no new GPUs"
@@ -34,6 +51,7 @@ struct AppSettings {
   // A job whose GPU set changes (started, moved, grown or shrunk) makes no progress for this long:
   // checkpoint, container start, restore (Themis §6.3: ~35 s container start, 5–10 s checkpoint).
   Seconds restart_cost = 0;
+  IdleRho idle_rho = IdleRho::kFairShare;  // current ρ while holding no GPUs
 };
 
 class SimApp final : public arbiter::AppModel {
@@ -106,6 +124,8 @@ class SimApp final : public arbiter::AppModel {
   Seconds estimate_remaining(int gpus, double s) const;
   Seconds compute_remaining(int gpus, double s) const;
   double rho_for(int gpus, double s, Seconds wait) const;
+  // ρ if it waits one more lease and then runs on `gpus` GPUs (ideal placement): holding nothing.
+  double rho_after_a_lease_on(int gpus) const;
   double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
   // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
   Seconds progress_start(std::size_t j) const;

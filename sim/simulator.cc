@@ -33,6 +33,7 @@ class Run {
     app_settings_.liar = settings.liar;
     app_settings_.lie = settings.lie;
     app_settings_.restart_cost = settings.restart_cost;
+    app_settings_.idle_rho = settings.idle_rho;
     for (GpuIndex g = 0; g < cluster.size(); ++g) free_.push_back(g);
   }
 

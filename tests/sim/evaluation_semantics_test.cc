@@ -187,3 +187,41 @@ TEST(Restart, AJobRunningAtALeaseExpiryKeepsItsGpusOverALongerWaitingJob) {
 
 }  // namespace
 }  // namespace themis::sim
+
+namespace themis::sim {
+namespace {
+
+// An app holding nothing ranks by ρ after one more lease on its fair share (IdleRho::kFairShare), so
+// a wide app and a narrow one that are equally far behind rank alike; "on one GPU" ranked the wide app
+// as if it would run its sixteen jobs one after another. Its bids still price losing at one GPU.
+TEST(IdleRho, AppHoldingNothingRanksByItsFairShareNotByOneGpu) {
+  std::string text = R"({"name":"wide","arrival":0,"jobs":[)";
+  for (int j = 0; j < 16; ++j)
+    text += std::string(j ? "," : "") + R"({"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000})";
+  text += "]}\n";
+  text += R"({"name":"narrow","arrival":0,"jobs":[{"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000}]})";
+  text += "\n";
+  const auto specs = parse_trace(text, "idle");
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));  // N_avg = 1: a 64-GPU share
+  auto rho = [&](std::size_t k, IdleRho rule) {
+    AppSettings settings;
+    settings.idle_rho = rule;
+    SimApp app(static_cast<AppId>(k), specs[k], cluster, settings, 1);
+    return std::make_pair(app.current_rho(), app.bid(Offer{1, {0, 1}}).rho_no_new);
+  };
+  // T_id = 1000 s for both (16 jobs on 16 of the 64 GPUs; one job). After a 600 s lease on the share:
+  // (600 + 1000) / 1000 = 1.6 for both. On one GPU the wide app needs 16000 s: (600 + 16000) / 1000.
+  EXPECT_NEAR(rho(0, IdleRho::kFairShare).first, 1.6, 1e-9);
+  EXPECT_NEAR(rho(1, IdleRho::kFairShare).first, 1.6, 1e-9);
+  EXPECT_NEAR(rho(0, IdleRho::kOneGpu).first, 16.6, 1e-9);
+  EXPECT_NEAR(rho(1, IdleRho::kOneGpu).first, 1.6, 1e-9);
+  // Losing the auction is priced the same under both: one GPU after one more lease.
+  EXPECT_NEAR(rho(0, IdleRho::kFairShare).second, 16.6, 1e-9);
+  EXPECT_NEAR(rho(0, IdleRho::kOneGpu).second, 16.6, 1e-9);
+  EXPECT_EQ(parse_idle_rho(to_string(IdleRho::kOneGpu)), IdleRho::kOneGpu);
+  EXPECT_EQ(parse_idle_rho(to_string(IdleRho::kFairShare)), IdleRho::kFairShare);
+  EXPECT_FALSE(parse_idle_rho("share").has_value());
+}
+
+}  // namespace
+}  // namespace themis::sim
