@@ -40,6 +40,7 @@ struct Common {
   std::string filter = "offer-bounded";
   std::string idle_rho = "fair-share";
   double network_fraction = -1;
+  std::string w2_arrivals = "own";
   double estimate_error = 0;
   Seconds batch_window = -1;
   Seconds restart_cost = 0;
@@ -66,6 +67,9 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--idle-rho", c.idle_rho,
                   "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
       ->check(CLI::IsMember({"fair-share", "one-gpu"}));
+  cmd->add_option("--w2-arrivals", c.w2_arrivals,
+                  "w2: own (compressed to its own work, default) or w1 (Workload 1's arrival times, as the paper)")
+      ->check(CLI::IsMember({"own", "w1"}));
   cmd->add_option("--net-frac", c.network_fraction,
                   "fraction of network-intensive apps in a generated workload (default: Table 4's mix)")
       ->check(CLI::Range(0.0, 1.0));
@@ -112,6 +116,7 @@ std::vector<AppSpec> load_workload(const Common& c, int cluster_gpus) {
     o.load = c.load;
     o.cluster_gpus = cluster_gpus;
     o.network_fraction = c.network_fraction;
+    o.w2_arrivals_from_w1 = c.w2_arrivals == "w1";
     return c.workload == "w1" ? workload1(philly, o) : workload2(philly, o);
   }
   return load_trace(c.workload);

@@ -212,7 +212,13 @@ std::vector<AppSpec> workload2(const std::vector<PhillyJob>& philly, const Workl
     }
     apps.push_back(std::move(app));
   }
-  fit_load(apps, o);
+  if (o.w2_arrivals_from_w1) {
+    // The same window and sample of Philly submissions, compressed to Workload 1's work.
+    const auto w1 = workload1(philly, o);
+    for (std::size_t k = 0; k < apps.size() && k < w1.size(); ++k) apps[k].arrival = w1[k].arrival;
+  } else {
+    fit_load(apps, o);
+  }
   return apps;
 }
 

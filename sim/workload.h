@@ -41,6 +41,10 @@ struct WorkloadOptions {
   // network-intensive model (VGG16/19, AlexNet, LangModel, GNMT: slowdown >= 1.19 across machines),
   // the others a compute-intensive one (Inception-v3, ResNet50: slowdown 1).
   double network_fraction = -1;
+  // Workload 2 only. false: its arrivals are compressed to its own work (`load`), as every figure of
+  // docs/evaluation.md uses; true: it takes Workload 1's arrival times for the same options and seed,
+  // as the paper does (§6.1: "app arrival times from Workload 1"), which contends less.
+  bool w2_arrivals_from_w1 = false;
 };
 
 // One model drawn by Table 4's mix (CV 10%, NLP 60%, Speech 30%, uniform within a category), or with

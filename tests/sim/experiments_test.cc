@@ -90,5 +90,28 @@ TEST(NetworkFraction, PicksTheModelClass) {
   }
 }
 
+TEST(Workload2, TakesWorkload1sArrivalTimesWhenAsked) {
+  // The paper: W2's "app arrival times from Workload 1" (§6.1). By default W2 compresses the same
+  // submissions to its own (smaller) work, so its arrivals come closer together than W1's.
+  if (!std::filesystem::exists(THEMIS_PHILLY_CSV_PATH)) GTEST_SKIP() << "no Philly table";
+  const auto philly = load_philly_csv(THEMIS_PHILLY_CSV_PATH);
+  WorkloadOptions o;
+  o.apps = 30;
+  o.seed = 3;
+  const auto w1 = workload1(philly, o);
+  const auto own = workload2(philly, o);
+  o.w2_arrivals_from_w1 = true;
+  const auto from_w1 = workload2(philly, o);
+  ASSERT_EQ(w1.size(), from_w1.size());
+  ASSERT_EQ(own.size(), from_w1.size());
+  bool any_differs = false;
+  for (std::size_t k = 0; k < w1.size(); ++k) {
+    EXPECT_EQ(from_w1[k].arrival, w1[k].arrival) << k;
+    EXPECT_EQ(from_w1[k].jobs.size(), own[k].jobs.size()) << k;  // only the arrivals change
+    any_differs = any_differs || own[k].arrival != w1[k].arrival;
+  }
+  EXPECT_TRUE(any_differs);
+}
+
 }  // namespace
 }  // namespace themis::sim
