@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include "coordinator/app_spec.h"
+#include "coordinator/arbiter/filter.h"
 
 namespace themis::coordinator {
 
@@ -125,6 +126,10 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       }
       c.rendezvous_port_first = static_cast<int>(*first);
       c.rendezvous_port_last = static_cast<int>(*last);
+    } else if (k == "filter") {
+      const auto v = node.value<std::string>();
+      if (!v || !arbiter::parse_filter_rule(*v)) throw std::invalid_argument(at(path, node) + field + ": must be \"offer-bounded\" or \"fixed\"");
+      c.filter = *v;
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

@@ -26,6 +26,9 @@ struct CoordinatorConfig {
   int rendezvous_port_last = 29999;
   std::string policy = "themis";
   double fairness_knob = 0.8;          // Themis f
+  // Themis: "offer-bounded" (of the ⌈(1−f)·N⌉ worst apps, as many as can use the offer) or "fixed" (all of
+  // them); the same default as themis-sim, whose figures (docs/evaluation.md) are this policy's.
+  std::string filter = "offer-bounded";
   long long seed = 1;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table

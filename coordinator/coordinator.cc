@@ -44,7 +44,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
       context_(1),
       router_(context_, zmq::socket_type::router),
       db_(config.database),
-      policy_(make_coordinator_policy(config.policy, config.fairness_knob)),
+      policy_(make_coordinator_policy(config.policy, config.fairness_knob, config.filter)),
       rng_(static_cast<std::uint64_t>(config.seed)) {
   if (config_.insecure) {
     if (!net::is_loopback_endpoint(config_.listen)) {

@@ -148,7 +148,7 @@ struct Verdict {
 // Why the app's pending jobs did not start: admission, back-off, concurrency, then what the last
 // round that considered the app decided, then the cluster as it is now.
 Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
-                        double fairness_knob) {
+                        double fairness_knob, bool offer_bounded) {
   Verdict v;
   const std::int64_t id = app["id"].get<std::int64_t>();
   const std::string label = app_label(id, app["name"].get<std::string>());
@@ -310,7 +310,9 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
                                : 0;
   v.facts["filter_size"] = filter_size;
   v.facts["fairness_knob"] = f;
-  const std::string filter_text = "the offer of " + std::to_string(free_then) + " GPUs went to the ⌈(1−f)·N⌉ = ⌈(1−" +
+  v.facts["filter"] = offer_bounded ? "offer-bounded" : "fixed";
+  const std::string filter_text = "the offer of " + std::to_string(free_then) + " GPUs went to " +
+                                  (offer_bounded ? "as many as could use them of " : "") + "the ⌈(1−f)·N⌉ = ⌈(1−" +
                                   fixed(f, 2) + ")·" + std::to_string(active_apps) + "⌉ = " + std::to_string(filter_size) +
                                   " app(s) with the worst ρ that wanted GPUs: " +
                                   (offered_text.empty() ? std::string("none") : join(offered_text));
@@ -365,7 +367,7 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
 }
 
 Verdict running_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
-                        double fairness_knob) {
+                        double fairness_knob, bool offer_bounded) {
   Verdict v;
   v.reason = "Running";
   const std::int64_t id = app["id"].get<std::int64_t>();
@@ -435,7 +437,7 @@ Verdict running_verdict(store::Database& db, const json& app, const json& jobs, 
     }
   }
   if (pending > 0) {
-    const Verdict p = pending_verdict(db, app, jobs, now_c, now, fairness_knob);
+    const Verdict p = pending_verdict(db, app, jobs, now_c, now, fairness_knob, offer_bounded);
     v.details.push_back("Pending jobs (" + p.reason + "): " + p.headline);
     v.facts["pending_reason"] = p.reason;
   }
@@ -505,7 +507,7 @@ Verdict finished_verdict(store::Database& db, const json& app, const json& jobs)
 
 }  // namespace
 
-json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob) {
+json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob, bool offer_bounded) {
   const auto app = one_row(db, "SELECT * FROM apps WHERE id = ?", app_id);
   if (!app) throw std::runtime_error("not found: app " + std::to_string(app_id));
   const json jobs = all_rows(db, "SELECT * FROM jobs WHERE app_id = ? ORDER BY job", app_id);
@@ -514,10 +516,10 @@ json explain_app(store::Database& db, std::int64_t app_id, double now, double fa
   Verdict v;
   std::string shown_state = state;
   if (state == "PENDING") {
-    v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob);
+    v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
     if (v.reason == "Admission") shown_state = "QUEUED";
   } else if (state == "RUNNING") {
-    v = running_verdict(db, *app, jobs, cluster, now, fairness_knob);
+    v = running_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
   } else {
     v = finished_verdict(db, *app, jobs);
   }

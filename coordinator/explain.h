@@ -16,8 +16,9 @@
 
 namespace themis::coordinator {
 
-// `fairness_knob` is the coordinator's Themis f: the offer goes to ⌈(1−f)·N⌉ of N active apps.
+// `fairness_knob` is the coordinator's Themis f: the offer goes to ⌈(1−f)·N⌉ of N active apps, or with
+// `offer_bounded` (its `filter` setting) to as many of those, worst ρ first, as can use the offer.
 // Throws std::runtime_error("not found: ...") for an unknown app.
-nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob);
+nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob, bool offer_bounded);
 
 }  // namespace themis::coordinator

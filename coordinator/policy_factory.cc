@@ -4,9 +4,11 @@
 
 namespace themis::coordinator {
 
-std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob) {
+std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob,
+                                                         const std::string& filter) {
   arbiter::policies::PolicySettings settings;
   settings.filter_f = fairness_knob;
+  settings.filter = filter;
   return arbiter::policies::make_policy(name, settings);
 }
 

@@ -8,6 +8,7 @@
 
 namespace themis::coordinator {
 
-std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob);
+std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob,
+                                                         const std::string& filter);
 
 }  // namespace themis::coordinator

@@ -269,6 +269,15 @@ double Agent::current_rho(Seconds now) const {
   const auto ctx = context(now);
   const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
   if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(held_));
+  // Holding nothing it can use, the filter ranks it by ρ after one more lease on its fair share,
+  // ⌊R_C / N_avg⌋ GPUs, at most what its jobs can use: how far behind an exclusive share it already is,
+  // whatever its width. Its bids keep "no new GPUs" at one gang after a lease (rho_no_new), so that every
+  // bundle it can use is a gain. themis-sim ranks idle apps the same way (sim::IdleRho::kFairShare).
+  auto later = ctx;
+  later.elapsed += config_.lease_seconds;
+  const int share = static_cast<int>(std::floor(static_cast<double>(ctx.cluster_gpus) / std::max(1.0, ctx.n_avg)));
+  const int fair = usable_gpus(later, scheduler_, std::min(std::max(share, config_.gpus_per_job), demand_beyond(0)));
+  if (fair > 0) return estimate_rho(scheduler_, timing_, later, fair, Locality::kSameMachine);
   return rho_no_new(now);
 }
 

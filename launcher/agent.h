@@ -118,8 +118,8 @@ class Agent {
   std::vector<StopCommand> take_stops();
   // The bid for an offer: rows over whole gangs only; rho_no_new per architecture.md §3.
   Bid bid(const Offer& offer, Seconds now) const;
-  // ρ now: with what the app holds if it can run on it, else the "no new GPUs" value; at the end, the
-  // achieved ρ (finish − start) / T_id.
+  // ρ now: with what the app holds if it can run on it; holding nothing usable, ρ after one more lease on
+  // its fair share ⌊R_C / N_avg⌋ (at most its demand); at the end, the achieved ρ (finish − start) / T_id.
   double current_rho(Seconds now) const;
   double rho_no_new(Seconds now) const;
   // GPUs it could still use on top of the usable ones it holds.

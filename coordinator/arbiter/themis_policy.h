@@ -18,7 +18,8 @@ namespace themis::arbiter {
 struct ThemisSettings {
   FilterFraction f{4, 5};                             // 0.8: at most the worst 20% of apps bid
   // kFixed: the paper's worst 20%; kOfferBounded: of those, only as many as can use the offer
-  // (filter.h). themis-sim defaults to kOfferBounded (docs/evaluation.md); the coordinator keeps kFixed.
+  // (filter.h). The library keeps the paper's literal rule; themis-sim and the coordinator both default to
+  // kOfferBounded (their `--filter` / `filter` setting; docs/evaluation.md measured it).
   FilterRule filter_rule = FilterRule::kFixed;
   RoundingRule rounding = RoundingRule::kNearest;
   SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction

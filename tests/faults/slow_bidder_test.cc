@@ -305,7 +305,7 @@ class HeldOffers {
 TEST(AbandonedOffer, ALateBidForAnOfferThatNeverBecameARoundIsNotCountedInTheNextRound) {
   // Heartbeats of 100 ms × 3 lives: the killed host is declared down 0.3 s after its last heartbeat,
   // before the 1 s offer deadline.
-  TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s", "fairness_knob = 0\nheartbeat_lives = 3\n");
+  TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s", "fairness_knob = 0\nfilter = \"fixed\"\nheartbeat_lives = 3\n");
   cluster.start_coordinator();
   cluster.start_node("node-a");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "1"; }, 20s));

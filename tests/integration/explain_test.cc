@@ -242,11 +242,11 @@ class BiddingLauncher {
   int bids_ = 0;
 };
 
-// f = 0: every app that wants GPUs is offered them, so two launchers bid against each other.
+// f = 0 and the fixed filter: every app that wants GPUs is offered them, so two launchers bid against each other.
 class ExplainAuction : public Explain {
  protected:
   void SetUp() override {
-    cluster_ = std::make_unique<TestCluster>(three_nodes(), "60s", "fairness_knob = 0\n");
+    cluster_ = std::make_unique<TestCluster>(three_nodes(), "60s", "fairness_knob = 0\nfilter = \"fixed\"\n");
     cluster_->start_coordinator();
     for (const auto& n : three_nodes()) cluster_->start_node(n.host);
     ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "3"; }, 20s))
@@ -308,7 +308,7 @@ TEST_F(ExplainAuction, OutbidNamesTheBidsAndTheWinner) {
 class ShortLeaseAuction : public Explain {
  protected:
   void SetUp() override {
-    cluster_ = std::make_unique<TestCluster>(three_nodes(), "2s", "fairness_knob = 0\n");
+    cluster_ = std::make_unique<TestCluster>(three_nodes(), "2s", "fairness_knob = 0\nfilter = \"fixed\"\n");
     cluster_->start_coordinator();
     for (const auto& n : three_nodes()) cluster_->start_node(n.host);
     ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "3"; }, 20s))

@@ -13,6 +13,19 @@ AgentConfig single_job(int gpus_per_job, double iterations) {
           .lease_seconds = 60, .default_serial_iter_time = 0.5};
 }
 
+// The filter's ranking key for an app holding nothing is ρ after one more lease on its fair share, not on
+// one gang: six one-GPU jobs alone on a 10-GPU cluster would run on six GPUs, not one after another.
+TEST(Agent, AnAppHoldingNothingRanksByItsFairShareAndBidsAgainstOneGangAfterALease) {
+  const auto cluster = testing::two_rack_cluster();  // 10 GPUs
+  const AgentConfig six{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 6, {100}}, .gpus_per_job = 1,
+                        .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  const Agent alone(cluster, six, 0, 1);  // N_avg 1: a fair share of 10 GPUs, capped at its 6 jobs
+  EXPECT_LT(alone.current_rho(0), alone.rho_no_new(0) / 3);
+  EXPECT_GT(alone.current_rho(0), 1.0) << "it still waits a lease";
+  const Agent crowded(cluster, six, 0, 10);  // N_avg 10: a fair share of one GPU
+  EXPECT_DOUBLE_EQ(crowded.current_rho(0), crowded.rho_no_new(0));
+}
+
 TEST(Agent, LostLeaseStopsTheJobWhichResumesFromItsCheckpointOnTheNextGrant) {
   const auto cluster = testing::two_rack_cluster();
   Agent agent(cluster, single_job(2, 100), 0, 1);

@@ -67,7 +67,7 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
 
   // The wide job was stopped with a checkpoint and resumed from it on a later attempt.
   EXPECT_GE(std::stoi(cluster.sql("SELECT attempt FROM jobs WHERE app_id = " + wide)), 2);
-  EXPECT_NE(wide_log.find("preempted (checkpointed)"), std::string::npos) << wide_log;
+  EXPECT_NE(wide_log.find("preempted (checkpointed)"), std::string::npos) << wide_log << read_text(cluster.coordinator_log());
   std::smatch m;
   ASSERT_TRUE(std::regex_search(wide_log, m, std::regex("resumed from iteration ([0-9]+)"))) << wide_log;
   EXPECT_GT(std::stoi(m[1]), 0);

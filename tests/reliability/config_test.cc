@@ -62,5 +62,13 @@ TEST_F(ReliabilityConfig, BadValuesNameTheFieldAndTheLine) {
   EXPECT_NE(error_of("[admission]\ncap = 3\n").find("admission.cap: unknown key"), std::string::npos);
 }
 
+TEST_F(ReliabilityConfig, FilterRuleDefaultsToOfferBoundedAsInTheSimulatorAndRejectsOtherNames) {
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nseed = 3\n")).filter, "offer-bounded");
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nfilter = \"fixed\"\n")).filter, "fixed");
+  EXPECT_NE(error_of("[coordinator]\nfilter = \"half\"\n").find(":2:10: coordinator.filter: must be \"offer-bounded\" or \"fixed\""),
+            std::string::npos)
+      << error_of("[coordinator]\nfilter = \"half\"\n");
+}
+
 }  // namespace
 }  // namespace themis::coordinator
