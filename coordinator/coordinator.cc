@@ -125,6 +125,8 @@ void Coordinator::run() {
       }
       handle(routing_id, frames[0]);
     }
+    if (!(router_.get(zmq::sockopt::events) & ZMQ_POLLIN)) unread_since_ = 0;
+    else if (unread_since_ == 0) unread_since_ = unix_now();
     const auto tick_start = std::chrono::steady_clock::now();
     try {
       tick();
@@ -684,6 +686,11 @@ void Coordinator::finish_app_if_done(std::int64_t app, double now) {
 
 void Coordinator::check_heartbeats(double now) {
   const double limit = static_cast<double>(config_.heartbeat_interval_ms * config_.heartbeat_lives) / 1000.0;
+  // A host is silent only if the coordinator read everything that had arrived: when one message took
+  // seconds (a slow disk under the database) the drain stopped with heartbeats still in the socket, and
+  // hosts that were sending them were declared down at once. The check waits for the socket to be read
+  // empty, for at most one more `limit` under a sustained stream of requests.
+  if (unread_since_ > 0 && now - unread_since_ < limit) return;
   std::vector<std::string> down;
   for (const auto& [host, session] : sessions_) {
     if (now - session.last_heard > limit) down.push_back(host);

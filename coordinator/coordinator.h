@@ -219,6 +219,9 @@ class Coordinator {
   std::uint64_t tick_failures_ = 0;     // in a row (e.g. the database disk is full)
   std::string last_tick_error_;
   double last_tick_error_logged_ = 0;
+  // Messages were still waiting in the socket when the last drain stopped, since this time (0: none were).
+  // A host's heartbeat may be among them, so its silence is not yet known (check_heartbeats).
+  double unread_since_ = 0;
 };
 
 double unix_now();

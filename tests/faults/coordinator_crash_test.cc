@@ -117,7 +117,7 @@ class CoordinatorCrash : public ::testing::Test {
     const auto user = apps_.size() % 2 ? "bob" : "alice";
     const auto r = cluster_->ctl(user, {"submit", "--parsable", cluster_->write_file(name + ".toml", spec.str())});
     ASSERT_EQ(r.code, 0) << r.out;
-    apps_.push_back(std::stoll(r.out));
+    apps_.push_back(std::stoll(r.first_stdout_line()));
     required_steps_ += static_cast<long long>(jobs) * iterations;
   }
 

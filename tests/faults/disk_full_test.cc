@@ -199,7 +199,7 @@ TEST(DiskFull, CoordinatorDatabaseDiskFullRefusesWritesAndRecovers) {
   auto submit = [&](const std::string& name, int gpus = 1) {
     const Output r =
         cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", sleeper_spec(name, gpus))});
-    if (r.code == 0) submitted.push_back(std::stoll(r.out));
+    if (r.code == 0) submitted.push_back(std::stoll(r.first_stdout_line()));
     return r;
   };
   ASSERT_EQ(submit("before").code, 0);

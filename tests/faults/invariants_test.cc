@@ -138,7 +138,7 @@ TEST(FaultInvariants, LiveWorkerWithoutALeaseIsCaught) {
   const std::string spec = "name = \"sleeper\"\ncommand = [\"sh\", \"-c\", \"exec sleep 60\"]\n";
   const auto submitted = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file("sleeper.toml", spec)});
   ASSERT_EQ(submitted.code, 0) << submitted.out;
-  const std::int64_t app = std::stoll(submitted.out);
+  const std::int64_t app = std::stoll(submitted.first_stdout_line());
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + std::to_string(app)) == "RUNNING"; },
                                30s))
       << testing::read_text(cluster.coordinator_log());

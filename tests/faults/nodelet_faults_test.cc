@@ -78,7 +78,7 @@ class NodeletFaults : public ::testing::Test {
                              cluster_->dir() + "/ckpt/{app}/{job}\"\ngrace_period = \"2s\"\n";
     const auto r = cluster_->ctl("alice", {"submit", "--parsable", cluster_->write_file(name + ".toml", spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    const auto id = std::stoll(r.out.substr(0, r.out.find('\n')));
+    const auto id = std::stoll(r.first_stdout_line());
     apps_.push_back(id);
     return id;
   }

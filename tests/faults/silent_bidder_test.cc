@@ -42,7 +42,7 @@ class SilentBidder : public ::testing::Test {
         "alice", {"submit", "--parsable",
                   cluster_->write_file(name + ".toml", spec(name, cluster_->dir(), learning_rates, iterations))});
     EXPECT_EQ(r.code, 0) << r.out;
-    const std::string id = r.out.substr(0, r.out.find_first_of("\r\n"));
+    const std::string id = r.first_stdout_line();
     submitted_.push_back(std::stoll(id));
     return id;
   }

@@ -90,7 +90,7 @@ class SlowBidder : public ::testing::Test {
         "alice", {"submit", "--parsable",
                   cluster_->write_file(name + ".toml", spec(name, cluster_->dir(), learning_rates, iterations))});
     EXPECT_EQ(r.code, 0) << r.out;
-    const auto id = std::stoll(r.out.substr(0, r.out.find_first_of("\r\n")));
+    const auto id = std::stoll(r.first_stdout_line());
     submitted_.push_back(id);
     return id;
   }
@@ -311,7 +311,7 @@ TEST(AbandonedOffer, ALateBidForAnOfferThatNeverBecameARoundIsNotCountedInTheNex
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "1"; }, 20s));
   const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file("late.toml", spec("late", cluster.dir(), "\"0.05\"", 100))});
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::int64_t app = std::stoll(r.out.substr(0, r.out.find_first_of("\r\n")));
+  const std::int64_t app = std::stoll(r.first_stdout_line());
   zmq::context_t context(1);
   HeldOffers launcher(context, cluster, app);
   ASSERT_TRUE(cluster.wait_for([&] { return launcher.pump() && !launcher.offers().empty(); }, 20s))

@@ -42,7 +42,7 @@ class ControlPlane : public ::testing::Test {
   std::string submit(const std::string& user, const std::string& spec_text, const std::string& file) {
     const auto r = cluster_->ctl(user, {"submit", "--parsable", cluster_->write_file(file, spec_text)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find('\n'));
+    return r.first_stdout_line();
   }
   std::unique_ptr<TestCluster> cluster_;
 };

@@ -48,7 +48,7 @@ class Explain : public ::testing::Test {
   std::string submit(const std::string& user, const std::string& spec, const std::string& file) {
     const auto r = cluster_->ctl(user, {"submit", "--parsable", cluster_->write_file(file, spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find('\n'));
+    return r.first_stdout_line();
   }
   bool wait_sql(const std::string& query, const std::string& expected, std::chrono::milliseconds timeout = 30s) {
     return cluster_->wait_for([&] { return cluster_->sql(query) == expected; }, timeout);

@@ -212,7 +212,7 @@ TEST_F(IdempotentSubmit, ThemisctlTokenOptionMakesRepeatsOneApp) {
   const auto second = cluster_->ctl("alice", {"submit", "--parsable", "--token", "from-script-7", file});
   ASSERT_EQ(first.code, 0) << first.out;
   ASSERT_EQ(second.code, 0) << second.out;
-  EXPECT_EQ(first.out, second.out);
+  EXPECT_EQ(first.stdout_text, second.stdout_text);
   // Without --token each invocation draws its own random token: two apps, two distinct 32-hex-digit tokens.
   ASSERT_EQ(cluster_->ctl("alice", {"submit", "--parsable", file}).code, 0);
   ASSERT_EQ(cluster_->ctl("alice", {"submit", "--parsable", file}).code, 0);

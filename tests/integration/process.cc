@@ -1,22 +1,25 @@
 #include "process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
 namespace themis::testing {
 
 namespace {
-pid_t spawn(const std::vector<std::string>& argv, int out_fd, const std::map<std::string, std::string>& env) {
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, const std::map<std::string, std::string>& env,
+            int err_fd = -1) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out_fd, 1);
-    ::dup2(out_fd, 2);
+    ::dup2(err_fd < 0 ? out_fd : err_fd, 2);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -81,15 +84,38 @@ void Process::kill_and_wait(int sig) {
 }
 
 Output run_command(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {-1, "pipe failed"};
-  const pid_t pid = spawn(argv, fds[1], env);
-  ::close(fds[1]);
+  int out[2], err[2];
+  if (::pipe(out) != 0) return {-1, "pipe failed", ""};
+  if (::pipe(err) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return {-1, "pipe failed", ""};
+  }
+  const pid_t pid = spawn(argv, out[1], env, err[1]);
+  ::close(out[1]);
+  ::close(err[1]);
   Output output;
   std::array<char, 4096> buffer{};
-  ssize_t n;
-  while ((n = ::read(fds[0], buffer.data(), buffer.size())) > 0) output.out.append(buffer.data(), static_cast<std::size_t>(n));
-  ::close(fds[0]);
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (auto& f : fds) {
+      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = ::read(f.fd, buffer.data(), buffer.size());
+      if (n <= 0) {
+        ::close(f.fd);
+        f.fd = -1;
+        --open_fds;
+        continue;
+      }
+      output.out.append(buffer.data(), static_cast<std::size_t>(n));
+      if (f.fd == out[0]) output.stdout_text.append(buffer.data(), static_cast<std::size_t>(n));
+    }
+  }
   int status = 0;
   ::waitpid(pid, &status, 0);
   output.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

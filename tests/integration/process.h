@@ -31,7 +31,10 @@ class Process {
 
 struct Output {
   int code = 0;
-  std::string out;  // stdout and stderr
+  std::string out;          // stdout and stderr, in the order they arrived
+  std::string stdout_text;  // stdout alone: what a script parses (themisctl's notices go to stderr)
+  // The first line of stdout, e.g. the app id of `themisctl submit --parsable`.
+  std::string first_stdout_line() const { return stdout_text.substr(0, stdout_text.find_first_of("\r\n")); }
 };
 
 // Runs to completion (up to 30 s).

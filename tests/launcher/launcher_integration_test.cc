@@ -38,7 +38,7 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
     const auto r = cluster.ctl("alice", {"submit", "--parsable",
                                          cluster.write_file(name + ".toml", spec(name, cluster.dir(), gpus, iterations))});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find_first_of("\r\n"));
+    return r.first_stdout_line();
   };
   auto launcher = [&](const std::string& app) {
     return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),

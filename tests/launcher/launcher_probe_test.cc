@@ -29,7 +29,7 @@ std::string train_spec(const std::string& name, const std::string& dir, const st
 std::string submit(TestCluster& cluster, const std::string& name, const std::string& spec) {
   const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", spec)});
   EXPECT_EQ(r.code, 0) << r.out;
-  return r.out.substr(0, r.out.find_first_of("\r\n"));
+  return r.first_stdout_line();
 }
 
 std::string diagnostics(TestCluster& cluster, const std::string& app) {

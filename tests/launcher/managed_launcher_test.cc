@@ -59,7 +59,7 @@ TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes
       "[scheduler]\niterations = 60000\nserial_iter_time = 0.001\n";
   const auto submitted = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file("managed.toml", spec)});
   ASSERT_EQ(submitted.code, 0) << submitted.out;
-  const std::string app = submitted.out.substr(0, submitted.out.find_first_of("\r\n"));
+  const std::string app = submitted.first_stdout_line();
 
   // The coordinator started generation 1 on a nodelet; it attached with its own key and runs the job.
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + app) == "RUNNING"; },
@@ -136,7 +136,7 @@ TEST(ManagedLauncher, CancellingALauncherAppEndsItStopsItsLauncherAndFreesItsGpu
       "[scheduler]\niterations = 10000000\nserial_iter_time = 0.001\n";
   const auto submitted = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file("cancel.toml", spec)});
   ASSERT_EQ(submitted.code, 0) << submitted.out;
-  const std::string app = submitted.out.substr(0, submitted.out.find_first_of("\r\n"));
+  const std::string app = submitted.first_stdout_line();
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + app) == "RUNNING"; },
                                std::chrono::seconds(90)))
       << read_text(cluster.coordinator_log());

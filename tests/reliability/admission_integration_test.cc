@@ -26,7 +26,7 @@ TEST(Admission, AppsOverTheDemandCapQueueWithAReasonAndAreAdmittedInOrder) {
                              "\"]\n[resources]\ngpus_per_job = " + std::to_string(gpus) + "\n";
     const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find('\n'));
+    return r.first_stdout_line();
   };
   // Four GPUs, cap 4: the first app (3 GPUs) is admitted; the second (2) would make 5; the third (1)
   // fits on its own but waits behind the second.
@@ -108,7 +108,7 @@ TEST(Admission, EveryDecisionIsWhatAPlanOfTheWholeQueueGives) {
                              "\n[checkpoint]\ngrace_period = \"1s\"\n[hyperparameters]\nx = [" + values + "]\n";
     const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find('\n'));
+    return r.first_stdout_line();
   };
   auto admission = [&](const std::string& app) { return cluster.sql("SELECT admission FROM apps WHERE id = " + app); };
   auto reason = [](int demand) { return "queued: admission (demand " + std::to_string(demand) + " GPUs would exceed cap 4)"; };

@@ -31,7 +31,7 @@ class FailedJobs : public ::testing::Test {
                              "\n[checkpoint]\ngrace_period = \"10s\"\n";
     const auto r = cluster_->ctl("alice", {"submit", "--parsable", cluster_->write_file(name + ".toml", spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return r.out.substr(0, r.out.find('\n'));
+    return r.first_stdout_line();
   }
   bool app_ends(const std::string& app, std::chrono::seconds timeout = 60s) {
     return cluster_->wait_for([&] {

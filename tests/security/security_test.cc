@@ -79,7 +79,7 @@ Output run_until_exit(const std::vector<std::string>& argv, const std::string& l
   while (process.running() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
   const bool still_running = process.running();
   if (still_running) process.kill_and_wait(SIGKILL);
-  return {still_running ? -1 : process.wait(), read_text(log)};
+  return {still_running ? -1 : process.wait(), read_text(log), ""};
 }
 
 mode_t mode_of(const std::string& path) {
@@ -227,7 +227,7 @@ class AppAccess : public Endpoints {
                              "[checkpoint]\ngrace_period = \"1s\"\n";
     const auto r = cluster_->ctl(user, {"submit", "--parsable", cluster_->write_file(name + ".toml", spec)});
     EXPECT_EQ(r.code, 0) << r.out;
-    return std::stoll(r.out);
+    return std::stoll(r.first_stdout_line());
   }
 };
 
