@@ -128,8 +128,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       c.rendezvous_port_last = static_cast<int>(*last);
     } else if (k == "filter") {
       const auto v = node.value<std::string>();
-      if (!v || !arbiter::parse_filter_rule(*v)) throw std::invalid_argument(at(path, node) + field + ": must be \"offer-bounded\" or \"fixed\"");
-      c.filter = *v;
+      const auto rule = v ? arbiter::parse_filter_rule(*v) : std::nullopt;
+      if (!rule) throw std::invalid_argument(at(path, node) + field + ": must be \"offer-bounded\" or \"fixed\"");
+      c.filter = *rule;
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

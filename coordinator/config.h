@@ -3,6 +3,7 @@
 #include <string>
 
 #include "coordinator/admission.h"
+#include "coordinator/arbiter/filter.h"
 #include "coordinator/retry_policy.h"
 
 namespace themis::coordinator {
@@ -28,7 +29,7 @@ struct CoordinatorConfig {
   double fairness_knob = 0.8;          // Themis f
   // Themis: "offer-bounded" (of the ⌈(1−f)·N⌉ worst apps, as many as can use the offer) or "fixed" (all of
   // them); the same default as themis-sim, whose figures (docs/evaluation.md) are this policy's.
-  std::string filter = "offer-bounded";
+  arbiter::FilterRule filter = arbiter::FilterRule::kOfferBounded;
   long long seed = 1;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table

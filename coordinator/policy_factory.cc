@@ -5,10 +5,10 @@
 namespace themis::coordinator {
 
 std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob,
-                                                         const std::string& filter) {
+                                                         arbiter::FilterRule filter) {
   arbiter::policies::PolicySettings settings;
   settings.filter_f = fairness_knob;
-  settings.filter = filter;
+  settings.filter = std::string(arbiter::to_string(filter));
   return arbiter::policies::make_policy(name, settings);
 }
 

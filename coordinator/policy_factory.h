@@ -4,11 +4,12 @@
 #include <memory>
 #include <string>
 
+#include "coordinator/arbiter/filter.h"
 #include "coordinator/arbiter/policy.h"
 
 namespace themis::coordinator {
 
 std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob,
-                                                         const std::string& filter);
+                                                         arbiter::FilterRule filter);
 
 }  // namespace themis::coordinator

@@ -294,7 +294,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
                                  "FROM events WHERE app_id = ? ORDER BY id DESC LIMIT 50",
                                  app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
-        doc["verdict"] = explain_app(db_, app, unix_now(), config_.fairness_knob, config_.filter == "offer-bounded");
+        doc["verdict"] = explain_app(db_, app, unix_now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
         doc["rounds"] = typed_rows(db_,
                                    "SELECT b.round_id AS round, r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, b.rho_before, "
                                    "b.rho_no_new, b.bid_rows, b.won, b.grant_kind, "
