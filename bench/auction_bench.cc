@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "bidder/bid_generator.h"
-#include "coordinator/arbiter/packing_problem.h"
-#include "coordinator/arbiter/partial_allocation.h"
+#include "policy/arbiter/packing_problem.h"
+#include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
 #include "core/topology.h"
 

@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "coordinator/app_spec.h"
-#include "coordinator/arbiter/filter.h"
+#include "spec/app_spec.h"
+#include "policy/arbiter/filter.h"
 
 namespace themis::coordinator {
 
@@ -43,7 +43,7 @@ void load_reliability_tables(const std::string& path, const toml::table& root, C
           const auto text = value.value<std::string>();
           if (!value.is_string() || !text) throw std::invalid_argument(at(path, value) + f + ": must be a duration string");
           try {
-            (k == "backoff" ? rule.backoff_s : rule.backoff_max_s) = static_cast<double>(parse_duration_ms(*text)) / 1000.0;
+            (k == "backoff" ? rule.backoff_s : rule.backoff_max_s) = static_cast<double>(spec::parse_duration_ms(*text)) / 1000.0;
           } catch (const std::invalid_argument& e) {
             throw std::invalid_argument(at(path, value) + f + ": " + e.what());
           }
@@ -93,7 +93,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     };
     auto duration = [&]() {
       try {
-        return parse_duration_ms(str());
+        return spec::parse_duration_ms(str());
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(at(path, node) + field + ": " + e.what());
       }

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "coordinator/admission.h"
-#include "coordinator/arbiter/filter.h"
+#include "policy/arbiter/filter.h"
 #include "coordinator/retry_policy.h"
 
 namespace themis::coordinator {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "coordinator/policy_factory.h"
 #include "net/curve_keys.h"
 #include "net/fencing.h"

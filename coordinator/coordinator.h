@@ -12,7 +12,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "coordinator/arbiter/policy.h"
+#include "policy/arbiter/policy.h"
 #include "coordinator/config.h"
 #include "coordinator/store/database.h"
 #include "core/rng.h"

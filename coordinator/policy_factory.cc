@@ -1,6 +1,6 @@
 #include "coordinator/policy_factory.h"
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 
 namespace themis::coordinator {
 

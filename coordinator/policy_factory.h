@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "coordinator/arbiter/filter.h"
-#include "coordinator/arbiter/policy.h"
+#include "policy/arbiter/filter.h"
+#include "policy/arbiter/policy.h"
 
 namespace themis::coordinator {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <sstream>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/explain.h"
 
@@ -146,9 +146,9 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
       return;
     }
   }
-  AppSpec spec;
+  spec::AppSpec spec;
   try {
-    spec = parse_app_spec(submit.getSpec(), submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec");
+    spec = spec::parse_app_spec(submit.getSpec(), submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec");
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(std::string("spec: ") + e.what());
   }
@@ -166,7 +166,7 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
     app = db_.last_insert_id();
     for (const auto& job : spec.jobs) {
       std::vector<std::string> command;
-      for (const auto& part : job.command) command.push_back(expand_placeholders(part, app, job.index, job.hparams));
+      for (const auto& part : job.command) command.push_back(spec::expand_placeholders(part, app, job.index, job.hparams));
       db_.prepare("INSERT INTO jobs(app_id, job, state, reason, hparams, command, state_since) VALUES (?,?, 'PENDING', 'New', ?,?,?)")
           .bind_all(app, static_cast<std::int64_t>(job.index), job.hparams_json, json(command).dump(), now)
           .run();

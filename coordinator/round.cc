@@ -5,7 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "coordinator/coordinator.h"
 
 namespace themis::coordinator {
@@ -484,7 +484,7 @@ void Coordinator::launch_ready_jobs() {
         vars[v++].setValue(value);
       }
       launch.setWorkdir(jobs.text(6));
-      launch.setCheckpointDir(expand_placeholders(jobs.text(8), app, static_cast<int>(job), hparams));
+      launch.setCheckpointDir(spec::expand_placeholders(jobs.text(8), app, static_cast<int>(job), hparams));
       launch.setGraceMs(static_cast<std::uint32_t>(jobs.int64(9)));
       send_to_host(ranks[r].host, out);
     }

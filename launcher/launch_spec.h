@@ -1,6 +1,6 @@
 #pragma once
 // The launcher's part of an app spec (docs/launcher.md): the [scheduler] table. The rest of the spec
-// (command, hyper-parameters, resources) is the coordinator's (coordinator/app_spec.h).
+// (command, hyper-parameters, resources) is the coordinator's (spec/app_spec.h).
 //
 //   [scheduler]
 //   kind = "successive-halving"        # or "all-jobs" (the default: every job to `iterations`)

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "nodelet/nodelet.h"
 
 namespace themis::nodelet {
@@ -56,7 +56,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
         c.insecure = *node.value<bool>();
       } else if (k == "grace_period") {
         try {
-          c.grace_period_ms = coordinator::parse_duration_ms(str());
+          c.grace_period_ms = spec::parse_duration_ms(str());
         } catch (const std::invalid_argument& e) {
           throw std::invalid_argument(at(path, node) + field + ": " + e.what());
         }

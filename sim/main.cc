@@ -10,7 +10,7 @@
 #include <optional>
 #include <unistd.h>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "core/cluster_file.h"
 #include "core/cluster_presets.h"
 #include "sim/experiments.h"

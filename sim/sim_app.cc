@@ -8,7 +8,7 @@
 #include "bidder/job_packing.h"
 #include "core/rng.h"
 #include "bidder/successive_halving.h"
-#include "coordinator/arbiter/policies/bundle_choice.h"
+#include "policy/arbiter/policies/bundle_choice.h"
 
 namespace themis::sim {
 namespace {

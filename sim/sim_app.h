@@ -14,7 +14,7 @@
 
 #include "bidder/bid_generator.h"
 #include "bidder/contention.h"
-#include "coordinator/arbiter/policy.h"
+#include "policy/arbiter/policy.h"
 #include "core/topology.h"
 #include "sim/trace.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/arbiter/policy.h"
+#include "policy/arbiter/policy.h"
 #include "core/topology.h"
 #include "sim/sim_app.h"
 #include "sim/trace.h"

@@ -1,4 +1,4 @@
-#include "coordinator/arbiter/bid_validation.h"
+#include "policy/arbiter/bid_validation.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // feasible packing, a bound at least its value, and a gap >= 0.
 #include <gtest/gtest.h>
 
-#include "coordinator/arbiter/greedy_packing.h"
-#include "coordinator/arbiter/partial_allocation.h"
+#include "policy/arbiter/greedy_packing.h"
+#include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
 
 namespace themis::arbiter {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "coordinator/arbiter/packing_problem.h"
+#include "policy/arbiter/packing_problem.h"
 
 namespace themis::arbiter::testing {
 

@@ -1,4 +1,4 @@
-#include "coordinator/arbiter/filter.h"
+#include "policy/arbiter/filter.h"
 
 #include <gtest/gtest.h>
 

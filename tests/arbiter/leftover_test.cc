@@ -1,4 +1,4 @@
-#include "coordinator/arbiter/leftover.h"
+#include "policy/arbiter/leftover.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "coordinator/arbiter/placement.h"
-#include "coordinator/arbiter/whole_gpus.h"
+#include "policy/arbiter/placement.h"
+#include "policy/arbiter/whole_gpus.h"
 #include "test_apps.h"
 
 namespace themis::arbiter {

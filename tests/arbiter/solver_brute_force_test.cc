@@ -6,8 +6,8 @@
 #include <set>
 
 #include "brute_force.h"
-#include "coordinator/arbiter/partial_allocation.h"
-#include "coordinator/arbiter/whole_gpus.h"
+#include "policy/arbiter/partial_allocation.h"
+#include "policy/arbiter/whole_gpus.h"
 #include "core/rng.h"
 #include "test_apps.h"
 

@@ -5,7 +5,7 @@
 #include <span>
 #include <utility>
 
-#include "coordinator/arbiter/policy.h"
+#include "policy/arbiter/policy.h"
 #include "core/topology.h"
 
 namespace themis::arbiter::testing {

@@ -1,4 +1,4 @@
-#include "coordinator/arbiter/themis_policy.h"
+#include "policy/arbiter/themis_policy.h"
 
 #include <gtest/gtest.h>
 

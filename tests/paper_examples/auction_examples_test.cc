@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "coordinator/arbiter/filter.h"
-#include "coordinator/arbiter/themis_policy.h"
+#include "policy/arbiter/filter.h"
+#include "policy/arbiter/themis_policy.h"
 
 namespace themis::arbiter {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "net/envelope.h"
 #include "net/socket_security.h"
 #include "sim/trace.h"
@@ -14,7 +14,7 @@ namespace {
 
 std::string spec_error(const std::string& text) {
   try {
-    coordinator::parse_app_spec(text, "s.toml");
+    spec::parse_app_spec(text, "s.toml");
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -44,7 +44,7 @@ TEST(AppSpecErrors, DurationsOutOfRangeAreRejectedNotCast) {
   EXPECT_EQ(spec_error(kHead + "[checkpoint]\ngrace_period = \"25h\"\n"), "s.toml:4:16: checkpoint.grace_period: must be at most 24h");
   EXPECT_EQ(spec_error(kHead + "[checkpoint]\ngrace_period = \"-1s\"\n"),
             "s.toml:4:16: checkpoint.grace_period: '-1s': a duration cannot be negative");
-  EXPECT_EQ(coordinator::parse_duration_ms("24h"), 86'400'000);
+  EXPECT_EQ(spec::parse_duration_ms("24h"), 86'400'000);
 }
 
 TEST(AppSpecErrors, TooManyJobsIsRefusedBeforeTheProductIsBuilt) {

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "core/cluster_presets.h"
 #include "sim/metrics.h"
 #include "sim/report.h"

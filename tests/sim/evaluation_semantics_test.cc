@@ -5,7 +5,7 @@
 // renewed lease, and the restart cost of a job whose GPUs change.
 #include <gtest/gtest.h>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "core/cluster_presets.h"
 #include "sim/sim_app.h"
 #include "sim/simulator.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "core/cluster_presets.h"
 #include "sim/gavel_trace.h"
 #include "sim/simulator.h"

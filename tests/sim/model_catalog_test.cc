@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "coordinator/arbiter/policies/bundle_choice.h"
+#include "policy/arbiter/policies/bundle_choice.h"
 #include "sim/model_catalog.h"
 #include "sim/svg_plot.h"
 

@@ -2,7 +2,7 @@
 // and never double-books a GPU (the simulator throws if it does).
 #include <gtest/gtest.h>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "core/cluster_presets.h"
 #include "sim/simulator.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "coordinator/arbiter/policies/registry.h"
+#include "policy/arbiter/policies/registry.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coordinator/app_spec.h"
+#include "spec/app_spec.h"
 #include "process.h"
 #include "worker/train_options.h"
 
@@ -23,7 +23,7 @@ nesterov_free = [true]
 )";
 
 TEST(SpecHyperparameters, KeepTheirTomlTypes) {
-  const auto spec = coordinator::parse_app_spec(kSpec, "typed.toml");
+  const auto spec = spec::parse_app_spec(kSpec, "typed.toml");
   ASSERT_EQ(spec.jobs.size(), 2U);
   // Name order, the last varying fastest: batch_size, lr, model, nesterov_free.
   const auto job1 = nlohmann::json::parse(spec.jobs[1].hparams_json);
@@ -39,7 +39,7 @@ TEST(SpecHyperparameters, KeepTheirTomlTypes) {
 }
 
 TEST(SpecHyperparameters, ReachThemisTrainsOptionsAsNumbers) {
-  const auto spec = coordinator::parse_app_spec(
+  const auto spec = spec::parse_app_spec(
       "name = \"typed\"\ncommand = [\"themis-train\"]\nhyperparameters = { lr = [0.02], batch_size = [16], hidden = [8] }\n",
       "typed.toml");
   const char* argv[] = {"themis-train"};
@@ -51,7 +51,7 @@ TEST(SpecHyperparameters, ReachThemisTrainsOptionsAsNumbers) {
 
 TEST(SpecHyperparameters, ARealThemisTrainRunsWithThem) {
   TempDir dir;
-  const auto spec = coordinator::parse_app_spec(
+  const auto spec = spec::parse_app_spec(
       "name = \"typed\"\ncommand = [\"themis-train\"]\nhyperparameters = { lr = [0.02], batch_size = [16], iterations = [3] }\n",
       "typed.toml");
   const Rank typed = spawn_train({}, {{"THEMIS_HPARAMS", spec.jobs[0].hparams_json}}, dir.path() / "typed");

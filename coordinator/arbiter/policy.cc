@@ -1,7 +1,0 @@
-#include "coordinator/arbiter/policy.h"
-
-namespace themis::arbiter {
-
-std::vector<AppId> Policy::offer_recipients(const RoundInput& /*input*/) const { return {}; }
-
-}  // namespace themis::arbiter

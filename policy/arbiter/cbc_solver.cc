@@ -1,0 +1,105 @@
+#include "policy/arbiter/cbc_solver.h"
+
+#include <CbcModel.hpp>
+#include <CoinMessageHandler.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
+#include <OsiClpSolverInterface.hpp>
+#include <algorithm>
+#include <cmath>
+
+#include "policy/arbiter/greedy_packing.h"
+
+namespace themis::arbiter {
+
+PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
+                                 const SolveHints& hints) {
+  PackingSolution solution;
+  solution.choice.assign(problem.bidders.size(), -1);
+
+  struct Column {
+    int bidder;
+    int row;
+  };
+  std::vector<Column> columns;
+  const int bidder_rows = static_cast<int>(problem.bidders.size());
+  CoinPackedMatrix matrix(true, 0, 0);
+  matrix.setDimensions(bidder_rows + problem.item_count, 0);
+  std::vector<double> objective;
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+    if (static_cast<int>(b) == excluded) continue;
+    const auto& rows = problem.bidders[b].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (!(rows[r].gain > 0)) continue;
+      CoinPackedVector column;
+      column.insert(static_cast<int>(b), 1.0);
+      for (int item : rows[r].items) column.insert(bidder_rows + item, 1.0);
+      matrix.appendCol(column);
+      objective.push_back(-rows[r].gain);  // CBC minimises
+      columns.push_back({static_cast<int>(b), static_cast<int>(r)});
+    }
+  }
+
+  PackingChoice start = greedy_packing(problem, excluded);
+  if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded) &&
+      packing_value(problem, *hints.warm_start) > packing_value(problem, start))
+    start = *hints.warm_start;
+  const double start_value = packing_value(problem, start);
+  if (columns.empty()) {
+    solution.proven_optimal = true;
+    return solution;
+  }
+
+  const auto n = columns.size();
+  std::vector<double> col_lower(n, 0.0), col_upper(n, 1.0);
+  std::vector<double> row_lower(static_cast<std::size_t>(bidder_rows + problem.item_count), 0.0);
+  std::vector<double> row_upper(row_lower.size(), 1.0);
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(),
+                 row_upper.data());
+  for (std::size_t c = 0; c < n; ++c) lp.setInteger(static_cast<int>(c));
+
+  CbcModel model(lp);
+  model.setLogLevel(0);
+  model.messageHandler()->setLogLevel(0);
+  model.solver()->messageHandler()->setLogLevel(0);
+  if (limits.max_seconds > 0) model.setMaximumSeconds(limits.max_seconds);
+  if (limits.max_nodes > 0) model.setMaximumNodes(static_cast<int>(std::min<std::int64_t>(limits.max_nodes, 1 << 30)));
+  if (start_value > 0) {
+    std::vector<double> values(n, 0.0);
+    for (std::size_t c = 0; c < n; ++c)
+      if (start[static_cast<std::size_t>(columns[c].bidder)] == columns[c].row) values[c] = 1.0;
+    model.setBestSolution(values.data(), static_cast<int>(n), -start_value, true);
+  }
+  model.branchAndBound();
+
+  PackingChoice found(problem.bidders.size(), -1);
+  if (const double* values = model.bestSolution(); values != nullptr)
+    for (std::size_t c = 0; c < n; ++c)
+      if (values[c] > 0.5) found[static_cast<std::size_t>(columns[c].bidder)] = columns[c].row;
+  if (!packing_feasible(problem, found, excluded) || packing_value(problem, found) < start_value) found = start;
+
+  solution.choice = std::move(found);
+  solution.value = packing_value(problem, solution.choice);
+  solution.proven_optimal = model.isProvenOptimal();
+  solution.nodes = model.getNodeCount();
+  const double bound = -model.getBestPossibleObjValue();
+  if (solution.proven_optimal) {
+    solution.bound = solution.value;
+  } else if (std::isfinite(bound)) {
+    solution.bound = std::max(solution.value, bound);
+  } else {  // no bound from CBC: every bidder's best row is one
+    double trivial = 0;
+    for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+      if (static_cast<int>(b) == excluded) continue;
+      double best = 0;
+      for (const auto& row : problem.bidders[b].rows) best = std::max(best, row.gain);
+      trivial += best;
+    }
+    solution.bound = std::max(solution.value, trivial);
+  }
+  return solution;
+}
+
+}  // namespace themis::arbiter

@@ -1,0 +1,164 @@
+#include "policy/arbiter/greedy_packing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace themis::arbiter {
+
+namespace {
+
+constexpr double kImprovement = 1e-12;
+
+double row_gain(const PackingProblem& p, int bidder, int row) {
+  return row < 0 ? 0.0 : p.bidders[static_cast<std::size_t>(bidder)].rows[static_cast<std::size_t>(row)].gain;
+}
+
+const std::vector<int>& row_items(const PackingProblem& p, int bidder, int row) {
+  return p.bidders[static_cast<std::size_t>(bidder)].rows[static_cast<std::size_t>(row)].items;
+}
+
+}  // namespace
+
+PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
+  struct Candidate {
+    int bidder;
+    int row;
+    double gain;
+    double size;
+  };
+  std::vector<Candidate> candidates;
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+    if (static_cast<int>(b) == excluded) continue;
+    const auto& rows = problem.bidders[b].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      if (rows[r].gain > 0 && !rows[r].items.empty())
+        candidates.push_back({static_cast<int>(b), static_cast<int>(r), rows[r].gain,
+                              static_cast<double>(rows[r].items.size())});
+  }
+  const std::function<double(const Candidate&)> scores[] = {
+      [](const Candidate& c) { return c.gain; },
+      [](const Candidate& c) { return c.gain / c.size; },
+      [](const Candidate& c) { return c.gain / std::sqrt(c.size); },
+  };
+  PackingChoice best(problem.bidders.size(), -1);
+  double best_value = 0;
+  std::vector<char> used(static_cast<std::size_t>(problem.item_count));
+  for (const auto& score : scores) {
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const Candidate& a, const Candidate& b) { return score(a) > score(b); });
+    PackingChoice choice(problem.bidders.size(), -1);
+    std::fill(used.begin(), used.end(), 0);
+    double value = 0;
+    for (const Candidate& c : candidates) {
+      if (choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
+      const auto& items = row_items(problem, c.bidder, c.row);
+      if (std::any_of(items.begin(), items.end(), [&](int i) { return used[static_cast<std::size_t>(i)] != 0; }))
+        continue;
+      for (int i : items) used[static_cast<std::size_t>(i)] = 1;
+      choice[static_cast<std::size_t>(c.bidder)] = c.row;
+      value += c.gain;
+    }
+    if (value > best_value) {
+      best_value = value;
+      best = std::move(choice);
+    }
+  }
+  return best;
+}
+
+PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
+  if (!packing_feasible(problem, choice, excluded)) return choice;
+  const auto n = problem.bidders.size();
+  std::vector<int> holder(static_cast<std::size_t>(problem.item_count), -1);  // item -> bidder using it
+  auto place = [&](int b, int row, int who) {
+    if (row >= 0)
+      for (int g : row_items(problem, b, row)) holder[static_cast<std::size_t>(g)] = who;
+  };
+  for (std::size_t b = 0; b < n; ++b) place(static_cast<int>(b), choice[b], static_cast<int>(b));
+
+  // The best row of `b` whose items are all free (or already b's); -1 if none beats `floor`.
+  auto best_fitting = [&](int b, double floor) {
+    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+    int best_row = -1;
+    double best = floor;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (!(rows[r].gain > best + kImprovement)) continue;
+      const bool fits = std::all_of(rows[r].items.begin(), rows[r].items.end(), [&](int g) {
+        const int h = holder[static_cast<std::size_t>(g)];
+        return h < 0 || h == b;
+      });
+      if (fits) {
+        best = rows[r].gain;
+        best_row = static_cast<int>(r);
+      }
+    }
+    return best_row;
+  };
+
+  std::vector<int> evicted, old_rows;
+  for (int pass = 0; pass < 4; ++pass) {
+    bool improved = false;
+    for (std::size_t bi = 0; bi < n; ++bi) {
+      const int b = static_cast<int>(bi);
+      if (b == excluded) continue;
+      // Plain move: a better row on free GPUs.
+      if (const int r = best_fitting(b, row_gain(problem, b, choice[bi])); r >= 0) {
+        place(b, choice[bi], -1);
+        choice[bi] = r;
+        place(b, r, b);
+        improved = true;
+      }
+      // Eviction move: take a better row, the bidders in the way re-pick what still fits.
+      const auto& rows = problem.bidders[bi].rows;
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const double current = row_gain(problem, b, choice[bi]);
+        if (!(rows[r].gain > current + kImprovement)) continue;
+        evicted.clear();
+        for (int g : rows[r].items) {
+          const int h = holder[static_cast<std::size_t>(g)];
+          if (h >= 0 && h != b && std::find(evicted.begin(), evicted.end(), h) == evicted.end()) evicted.push_back(h);
+        }
+        if (evicted.empty()) continue;
+        double delta = rows[r].gain - current;
+        for (int h : evicted) delta -= row_gain(problem, h, choice[static_cast<std::size_t>(h)]);
+        // Apply tentatively; old_rows[k] is evicted[k]'s row before the move.
+        const int old_row = choice[bi];
+        old_rows.clear();
+        place(b, choice[bi], -1);
+        for (int h : evicted) {
+          old_rows.push_back(choice[static_cast<std::size_t>(h)]);
+          place(h, choice[static_cast<std::size_t>(h)], -1);
+          choice[static_cast<std::size_t>(h)] = -1;
+        }
+        choice[bi] = static_cast<int>(r);
+        place(b, static_cast<int>(r), b);
+        for (int h : evicted) {
+          const int alt = best_fitting(h, 0.0);
+          if (alt >= 0) {
+            choice[static_cast<std::size_t>(h)] = alt;
+            place(h, alt, h);
+            delta += row_gain(problem, h, alt);
+          }
+        }
+        if (delta > kImprovement) {
+          improved = true;
+          continue;
+        }
+        // Undo.
+        for (int h : evicted) place(h, choice[static_cast<std::size_t>(h)], -1);
+        place(b, choice[bi], -1);
+        choice[bi] = old_row;
+        place(b, old_row, b);
+        for (std::size_t k = 0; k < evicted.size(); ++k) {
+          choice[static_cast<std::size_t>(evicted[k])] = old_rows[k];
+          place(evicted[k], old_rows[k], evicted[k]);
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  return choice;
+}
+
+}  // namespace themis::arbiter

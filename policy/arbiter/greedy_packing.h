@@ -1,0 +1,17 @@
+#pragma once
+// A quick feasible packing to start exact searches from: rows taken in descending order of a few
+// scores (gain, gain per GPU, gain per √GPU), each if its bidder is free and its GPUs are unused; the
+// best of these orders wins. Cheap (a few sorts): also the stand-in when an auction's time is spent.
+#include "policy/arbiter/packing_problem.h"
+
+namespace themis::arbiter {
+
+PackingChoice greedy_packing(const PackingProblem& problem, int excluded);
+
+// Local search on a feasible choice (nothing for `excluded`): repeatedly moves a bidder to a better
+// row, evicting the bidders whose GPUs it needs when that pays after they re-pick their best rows that
+// still fit. Returns a feasible choice worth at least as much as `choice`; at most 4 passes, each
+// O(rows · GPUs per row) plus the evictions.
+PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice);
+
+}  // namespace themis::arbiter

@@ -1,0 +1,17 @@
+#pragma once
+// Grants become leases: each granted GPU is held by its app from `now` for `duration`.
+#include <span>
+#include <vector>
+
+#include "policy/arbiter/policy.h"
+
+namespace themis::arbiter {
+
+inline constexpr Seconds kDefaultLeaseDuration = 600;  // 10 minutes
+
+// One Lease per granted GPU, in grant order then GPU order. Throws std::invalid_argument if
+// duration <= 0.
+std::vector<Lease> leases_from_grants(std::span<const Grant> grants, RoundId round, Seconds now,
+                                      Seconds duration = kDefaultLeaseDuration);
+
+}  // namespace themis::arbiter

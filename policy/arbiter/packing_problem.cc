@@ -1,0 +1,63 @@
+#include "policy/arbiter/packing_problem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace themis::arbiter {
+
+double PackingSolution::gap() const {
+  if (proven_optimal || bound <= 0) return 0;
+  return std::max(0.0, (bound - value) / bound);
+}
+
+PackingProblem make_packing_problem(const Offer& offer, std::span<const Bid> bids, int max_rows) {
+  PackingProblem problem;
+  problem.item_count = static_cast<int>(offer.gpus.size());
+  for (const Bid& bid : bids) {
+    PackingBidder bidder{bid.app, {}};
+    for (std::size_t r = 0; r < bid.rows.size(); ++r) {
+      const BidRow& row = bid.rows[r];
+      const double gain = std::log(bid.rho_no_new) - std::log(row.rho);
+      if (!(gain > 0) || !std::isfinite(gain)) continue;
+      PackingRow packed{static_cast<int>(r), gain, {}};
+      packed.items.reserve(row.gpus.size());
+      for (GpuIndex g : row.gpus) {
+        const auto it = std::lower_bound(offer.gpus.begin(), offer.gpus.end(), g);
+        packed.items.push_back(static_cast<int>(it - offer.gpus.begin()));
+      }
+      bidder.rows.push_back(std::move(packed));
+    }
+    std::stable_sort(bidder.rows.begin(), bidder.rows.end(),
+                     [](const PackingRow& a, const PackingRow& b) { return a.gain > b.gain; });
+    if (max_rows >= 0 && bidder.rows.size() > static_cast<std::size_t>(max_rows))
+      bidder.rows.resize(static_cast<std::size_t>(max_rows));
+    problem.bidders.push_back(std::move(bidder));
+  }
+  return problem;
+}
+
+double packing_value(const PackingProblem& problem, const PackingChoice& choice) {
+  double value = 0;
+  for (std::size_t b = 0; b < choice.size() && b < problem.bidders.size(); ++b)
+    if (choice[b] >= 0) value += problem.bidders[b].rows[static_cast<std::size_t>(choice[b])].gain;
+  return value;
+}
+
+bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded) {
+  if (choice.size() != problem.bidders.size()) return false;
+  std::vector<char> used(static_cast<std::size_t>(problem.item_count), 0);
+  for (std::size_t b = 0; b < choice.size(); ++b) {
+    if (choice[b] < 0) continue;
+    if (static_cast<int>(b) == excluded) return false;
+    const auto& rows = problem.bidders[b].rows;
+    if (static_cast<std::size_t>(choice[b]) >= rows.size()) return false;
+    for (int item : rows[static_cast<std::size_t>(choice[b])].items) {
+      if (item < 0 || item >= problem.item_count || used[static_cast<std::size_t>(item)]) return false;
+      used[static_cast<std::size_t>(item)] = 1;
+    }
+  }
+  return true;
+}
+
+}  // namespace themis::arbiter

@@ -1,0 +1,61 @@
+#include "policy/arbiter/partial_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/greedy_packing.h"
+
+namespace themis::arbiter {
+
+PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver& solver,
+                                     const AuctionLimits& limits) {
+  const Deadline deadline(limits.max_seconds);
+  const auto n = problem.bidders.size();
+  PartialAllocation out;
+  out.c.assign(n, 1.0);
+
+  std::vector<double> prices;
+  SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
+  out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
+  out.solves = 1;
+  out.gap = out.pf.gap();
+  const double total = out.pf.value;
+  out.value_without.assign(n, total);
+
+  std::vector<int> winners;
+  for (std::size_t i = 0; i < n; ++i)
+    if (out.pf.choice[i] >= 0) winners.push_back(static_cast<int>(i));
+  for (std::size_t k = 0; k < winners.size(); ++k) {
+    const auto i = static_cast<std::size_t>(winners[k]);
+    const double gain_i = problem.bidders[i].rows[static_cast<std::size_t>(out.pf.choice[i])].gain;
+    const double others_at_pf = total - gain_i;
+    PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
+    without_i[i] = -1;
+    if (deadline.enabled() && deadline.passed()) {
+      // Out of time: the best of the PF packing minus i and a greedy packing stands in for W*_{-i}
+      // (a lower bound, so c_i is at most overstated), and each bidder's best row bounds the gap.
+      const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
+      const double best_without = std::max(greedy, others_at_pf);
+      double trivial_bound = 0;
+      for (std::size_t j = 0; j < n; ++j)
+        if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;
+      if (trivial_bound > best_without) out.gap = std::max(out.gap, (trivial_bound - best_without) / trivial_bound);
+      out.value_without[i] = best_without;
+      out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
+      continue;
+    }
+    SolveLimits each{0, limits.max_nodes_per_solve};
+    if (deadline.enabled())
+      each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
+    const PackingSolution solved = solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
+    ++out.solves;
+    out.gap = std::max(out.gap, solved.gap());
+    const double best_without = std::max(solved.value, others_at_pf);
+    out.value_without[i] = best_without;
+    out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
+  }
+  return out;
+}
+
+}  // namespace themis::arbiter

@@ -1,0 +1,32 @@
+#pragma once
+// The partial-allocation mechanism (Themis §3.3.1, Pseudocode 1 lines 6–8) on a packing problem:
+// the proportional-fair optimum with every bidder, then for each winner i the optimum without i, and
+//   c_i = ∏_{j≠i} 1/ρ_j(PF) / ∏_{j≠i} 1/ρ_j(PF without i) = exp(W_{-i}(PF) − W*_{-i}),
+// computed in log space, where W_{-i}(PF) = W* − gain_i is the others' gain at the PF optimum.
+// A bidder that wins nothing has c = 1 and pays nothing; a lone bidder has c = 1.
+#include <vector>
+
+#include "policy/arbiter/winner_solver.h"
+
+namespace themis::arbiter {
+
+struct AuctionLimits {
+  double max_seconds = 0;               // for all N+1 solves together; <= 0: none
+  std::int64_t max_nodes_per_solve = 0;  // <= 0: none
+};
+
+struct PartialAllocation {
+  PackingSolution pf;             // the PF optimum with all bidders
+  std::vector<double> c;          // per bidder, in (0, 1]
+  std::vector<double> value_without;  // per bidder: W*_{-i} (W* for bidders that won nothing)
+  double gap = 0;                 // the largest relative gap over all solves (0: all proven optimal)
+  int solves = 0;
+};
+
+// Time budget: half for the PF solve, the rest shared evenly by the winners' solves. Winners whose
+// turn comes after the budget is spent get W*_{-i} from a greedy packing (no solver call) and the gap
+// says so. Rows of each bidder must be sorted by descending gain (make_packing_problem does this).
+PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver& solver,
+                                     const AuctionLimits& limits);
+
+}  // namespace themis::arbiter

@@ -1,0 +1,18 @@
+#pragma once
+// One GPU at a time to the app with the highest marginal gain, the shape shared by Optimus (throughput
+// scaling) and SLAQ (loss decrease). `gain(app, granted, next)` values adding GPU `next` to what the
+// app was granted so far this round; ties go to the lower app id.
+#include <functional>
+#include <span>
+
+#include "policy/arbiter/policies/round_allocation.h"
+
+namespace themis::arbiter::policies {
+
+using MarginalGain = std::function<double(AppModel& app, std::span<const GpuIndex> granted, GpuIndex next)>;
+
+// `placement_aware`: the candidate GPU is the one best placed next to the app's GPUs; otherwise the
+// first free GPU.
+RoundOutcome marginal_greedy(const RoundInput& input, bool placement_aware, const MarginalGain& gain);
+
+}  // namespace themis::arbiter::policies

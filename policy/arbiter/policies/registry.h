@@ -1,0 +1,38 @@
+#pragma once
+// Every scheduling policy by name: the Themis auction and the baselines of Themis §6.1, each in its
+// own file. `themis-sim` and the coordinator pick policies through make_policy.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/arbiter/policy.h"
+
+namespace themis::arbiter::policies {
+
+struct PolicySettings {
+  double filter_f = 0.8;              // Themis: at most the worst ⌈(1−f)·N⌉ apps bid
+  std::string filter = "fixed";       // Themis: "fixed" (all of them) | "offer-bounded" (as many as can use the offer)
+  Seconds lease = 600;                // Themis: lease length
+  std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
+  // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
+  // a node cap per solve bounds the time instead. <= 0: no cap.
+  long long solver_max_nodes = 200000;
+};
+
+// Names accepted by make_policy, "themis" first when the Themis policy is built in.
+std::vector<std::string> policy_names();
+// Throws std::invalid_argument listing the known names if `name` is unknown.
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings& settings = {});
+
+// The baselines (one file each).
+std::unique_ptr<Policy> make_gandiva();   // greedy, highest placement score first
+std::unique_ptr<Policy> make_tiresias();  // least attained GPU service first
+std::unique_ptr<Policy> make_optimus();   // highest throughput scaling first, a GPU at a time
+std::unique_ptr<Policy> make_slaq();      // highest loss decrease first, a GPU at a time
+std::unique_ptr<Policy> make_srtf();      // shortest remaining time first
+std::unique_ptr<Policy> make_srsf();      // shortest remaining service first, a GPU at a time
+std::unique_ptr<Policy> make_max_min();   // instantaneous fair share of GPUs
+std::unique_ptr<Policy> make_fifo();      // arrival (app id) order
+
+}  // namespace themis::arbiter::policies

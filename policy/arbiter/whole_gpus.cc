@@ -1,0 +1,51 @@
+#include "policy/arbiter/whole_gpus.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "policy/arbiter/placement.h"
+
+namespace themis::arbiter {
+
+std::string_view to_string(RoundingRule rule) {
+  switch (rule) {
+    case RoundingRule::kNearest: return "nearest";
+    case RoundingRule::kLottery: return "lottery";
+    case RoundingRule::kTimeShare: return "time-share";
+  }
+  return "unknown";
+}
+
+std::optional<RoundingRule> parse_rounding_rule(std::string_view text) {
+  if (text == "nearest") return RoundingRule::kNearest;
+  if (text == "lottery") return RoundingRule::kLottery;
+  if (text == "time-share") return RoundingRule::kTimeShare;
+  return std::nullopt;
+}
+
+int nearest_kept_count(double c, int k) {
+  if (k <= 0 || !(c > 0)) return 0;
+  const auto rounded = static_cast<int>(std::floor(std::min(c, 1.0) * k + 0.5));
+  return std::clamp(rounded, 1, k);
+}
+
+std::vector<GpuIndex> kept_gpus(const Cluster& cluster, std::span<const GpuIndex> bundle, double c,
+                                RoundingRule rule, Rng& rng) {
+  if (rule == RoundingRule::kLottery) {
+    if (rng.uniform() < c) return {bundle.begin(), bundle.end()};
+    return {};
+  }
+  if (rule == RoundingRule::kTimeShare) {
+    if (!(c > 0)) return {};
+    return {bundle.begin(), bundle.end()};
+  }
+  return most_local_subset(cluster, bundle, nearest_kept_count(c, static_cast<int>(bundle.size())),
+                           GroupPreference::kDensest);
+}
+
+double kept_lease_fraction(double c, RoundingRule rule) {
+  if (rule != RoundingRule::kTimeShare || !(c > 0)) return 1.0;
+  return std::min(c, 1.0);
+}
+
+}  // namespace themis::arbiter

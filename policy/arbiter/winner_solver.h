@@ -1,0 +1,46 @@
+#pragma once
+// One interface, two exact winner-determination solvers: our own branch and bound
+// (branch_and_bound_solver.h) and CBC (cbc_solver.h). Both stop at a node or time limit and then
+// return the best packing found with a proven upper bound.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "policy/arbiter/packing_problem.h"
+
+namespace themis::arbiter {
+
+struct SolveLimits {
+  double max_seconds = 0;        // <= 0: no time limit
+  std::int64_t max_nodes = 0;    // <= 0: no node limit
+};
+
+enum class SolverKind { kBranchAndBound, kCbc };
+std::string_view to_string(SolverKind kind);
+// "bnb" / "branch-and-bound" or "cbc"; nullopt otherwise.
+std::optional<SolverKind> parse_solver_kind(std::string_view text);
+
+// Optional help for a solve. Solving the same problem again without one bidder (the N+1 solves of the
+// partial allocation) is much cheaper when the previous solve's results are passed along.
+struct SolveHints {
+  const PackingChoice* warm_start = nullptr;  // a feasible choice with nothing for the excluded bidder
+  // Per-item prices for a Lagrangian bound: read as a start when the size matches item_count, and
+  // overwritten with the best prices found. Solvers without such a bound ignore them.
+  std::vector<double>* item_prices = nullptr;
+};
+
+class WinnerSolver {
+ public:
+  virtual ~WinnerSolver() = default;
+  virtual std::string_view name() const = 0;
+  // Solves `problem` with bidder `excluded` left out (-1: nobody). The result's choice has
+  // problem.bidders.size() entries and is always feasible.
+  virtual PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
+                                const SolveHints& hints) = 0;
+};
+
+std::unique_ptr<WinnerSolver> make_winner_solver(SolverKind kind);
+
+}  // namespace themis::arbiter
