@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/arbiter/filter.h"
+
 namespace themis::coordinator {
 
 using nlohmann::json;
@@ -305,9 +307,8 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     }
   }
   const double f = fairness_knob;
-  const auto filter_size = active_apps > 0
-                               ? std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil((1.0 - f) * static_cast<double>(active_apps) - 1e-9)))
-                               : 0;
+  // The arbiter's own exact count, not a floating ceil: explain says what the round computed.
+  const std::int64_t filter_size = arbiter::filter_count(static_cast<int>(active_apps), arbiter::FilterFraction::from_double(f));
   v.facts["filter_size"] = filter_size;
   v.facts["fairness_knob"] = f;
   v.facts["filter"] = offer_bounded ? "offer-bounded" : "fixed";

@@ -1,0 +1,253 @@
+// The round planner on hand-checked snapshots: expiries, renewals, preemptions, placements, probes, and
+// an outcome settled against a cluster that changed while the policy ran.
+#include "policy/planner/round_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <stdexcept>
+
+#include "tests/arbiter/test_apps.h"
+
+namespace themis::planner {
+namespace {
+
+using arbiter::testing::make_cluster;
+using arbiter::testing::ScriptedApp;
+
+// A policy that returns what the test scripts, and records what it was given.
+class ScriptedPolicy final : public arbiter::Policy {
+ public:
+  using Decide = std::function<arbiter::RoundOutcome(const arbiter::RoundInput&)>;
+  explicit ScriptedPolicy(Decide decide) : decide_(std::move(decide)) {}
+  std::string_view name() const override { return "scripted"; }
+  arbiter::RoundOutcome run_round(const arbiter::RoundInput& input, Rng&) override {
+    ++rounds;
+    seen_free = input.free_gpus;
+    for (const auto* app : input.apps) seen_demand[app->id()] = app->extra_demand();
+    return decide_(input);
+  }
+  int rounds = 0;
+  std::vector<GpuIndex> seen_free;
+  std::map<AppId, int> seen_demand;
+
+ private:
+  Decide decide_;
+};
+
+arbiter::RoundOutcome grant(AppId app, std::vector<GpuIndex> gpus, double fraction = 1.0) {
+  arbiter::RoundOutcome out;
+  out.grants.push_back({app, std::move(gpus), arbiter::GrantKind::kAuction, fraction});
+  return out;
+}
+
+AppState app_placing_its_jobs(AppId id, arbiter::AppModel* model, JobId first_job = 0) {
+  AppState a;
+  a.id = id;
+  a.model = model;
+  a.placement = JobPlacement::kByApp;
+  a.first_job = first_job;
+  return a;
+}
+
+AppState coordinator_app(AppId id, arbiter::AppModel* model, int per_job, int slots, std::vector<JobId> pending) {
+  AppState a;
+  a.id = id;
+  a.model = model;
+  a.placement = JobPlacement::kByCoordinator;
+  a.gpus_per_job = per_job;
+  a.free_job_slots = slots;
+  a.pending_jobs = std::move(pending);
+  return a;
+}
+
+class RoundPlannerTest : public ::testing::Test {
+ protected:
+  // Two racks of two machines of 2 slots × 2 GPUs: GPUs 0-3 machine 0, 4-7 machine 1, ...
+  Cluster cluster = make_cluster(4, 2, 2, 2);
+  RoundSnapshot snapshot(Seconds now) {
+    RoundSnapshot s;
+    s.cluster = &cluster;
+    s.round = 7;
+    s.now = now;
+    s.settings.lease_duration = 600;
+    s.settings.probe_duration = 20;
+    return s;
+  }
+  Rng rng{1};
+};
+
+TEST_F(RoundPlannerTest, ALeaseEndsAtNowPlusTheLeaseTimesTheGrantsFraction) {
+  ScriptedApp app(1, 2.0, 2);
+  auto s = snapshot(100);
+  s.apps.push_back(app_placing_its_jobs(1, &app));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {0, 1}, 0.5); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  ASSERT_EQ(plan.leases.size(), 2u);
+  for (const auto& l : plan.leases) {
+    EXPECT_DOUBLE_EQ(l.start, 100);
+    EXPECT_DOUBLE_EQ(l.expiry, 100 + 300);
+    EXPECT_EQ(l.kind, LeaseKind::kAuction);
+  }
+  EXPECT_EQ(plan.grants.at(1).gpus, (std::vector<GpuIndex>{0, 1}));
+}
+
+TEST_F(RoundPlannerTest, ExpiringGpusAreOfferedAgainAndCountInTheHoldersDemand) {
+  ScriptedApp app(1, 2.0, 0);
+  auto s = snapshot(700);
+  s.settings.batch_window = 5;
+  // GPU 0 expired at 600, GPU 1 expires inside the batch window, GPU 2 is held well past it.
+  s.leases = {{0, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator},
+              {1, 1, 3, 1, 0, 703, JobPlacement::kByCoordinator},
+              {2, 1, 4, 1, 0, 900, JobPlacement::kByCoordinator}};
+  s.apps.push_back(coordinator_app(1, &app, 2, 0, {}));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return arbiter::RoundOutcome{}; });
+  const RoundFrame frame = open_round(s);
+  EXPECT_EQ(frame.expiring.size(), 2u);
+  EXPECT_EQ(frame.offered, (std::vector<GpuIndex>{0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  ASSERT_EQ(frame.input.apps.size(), 1u);
+  EXPECT_EQ(frame.input.apps[0]->extra_demand(), 2);
+  EXPECT_TRUE(frame.needs_policy);
+  ASSERT_EQ(frame.input.leases.size(), 1u);
+  EXPECT_EQ(frame.input.leases[0].gpu, 2);
+}
+
+TEST_F(RoundPlannerTest, AJobWhoseGpusAllComeBackIsRenewedOnThemAndNotPreempted) {
+  ScriptedApp app(1, 2.0, 0);
+  auto s = snapshot(600);
+  s.leases = {{4, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}, {5, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}};
+  s.apps.push_back(coordinator_app(1, &app, 2, 0, {}));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {4, 5}); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_EQ(plan.renewed_jobs, (std::vector<JobRef>{{1, 3}}));
+  EXPECT_TRUE(plan.preempted.empty());
+  EXPECT_TRUE(plan.starts.empty());
+  EXPECT_EQ(plan.renewed_gpus, (std::vector<GpuIndex>{4, 5}));
+  ASSERT_EQ(plan.leases.size(), 2u);
+  for (const auto& l : plan.leases) {
+    EXPECT_EQ(l.job, 3);
+    EXPECT_EQ(l.kind, LeaseKind::kRenewal);
+    EXPECT_DOUBLE_EQ(l.expiry, 1200);
+  }
+}
+
+TEST_F(RoundPlannerTest, AJobThatGetsOnlyPartOfItsGpusBackIsPreemptedAndThePartIsIdle) {
+  ScriptedApp app(1, 2.0, 0);
+  ScriptedApp other(2, 3.0, 1);
+  auto s = snapshot(600);
+  s.leases = {{4, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}, {5, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}};
+  s.apps.push_back(coordinator_app(1, &app, 2, 0, {}));
+  s.apps.push_back(coordinator_app(2, &other, 1, 1, {0}));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) {
+    auto out = grant(1, {4});
+    out.grants.push_back({2, {5}, arbiter::GrantKind::kLeftover, 1.0});
+    return out;
+  });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_EQ(plan.preempted, (std::vector<JobRef>{{1, 3}}));
+  EXPECT_TRUE(plan.renewed_jobs.empty());
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].job, (JobRef{2, 0}));
+  EXPECT_EQ(plan.starts[0].gpus, (std::vector<GpuIndex>{5}));
+  ASSERT_EQ(plan.idle.size(), 1u);
+  EXPECT_EQ(plan.idle[0].gpu, 4);
+  EXPECT_EQ(plan.grants.at(1).gpus, std::vector<GpuIndex>{});
+}
+
+TEST_F(RoundPlannerTest, AGangIsStartedOnOneMachineWhenTheGrantHoldsOne) {
+  ScriptedApp app(1, 2.0, 4);
+  auto s = snapshot(0);
+  s.apps.push_back(coordinator_app(1, &app, 2, 2, {0, 1}));
+  // Machine 0 gives 1 GPU (3), machine 1 two (4, 5), machine 2 one (8): job 0 must go to 4 and 5.
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {3, 4, 5, 8}); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  ASSERT_EQ(plan.starts.size(), 2u);
+  EXPECT_EQ(plan.starts[0].gpus, (std::vector<GpuIndex>{4, 5}));
+  EXPECT_EQ(plan.starts[1].gpus, (std::vector<GpuIndex>{3, 8}));
+  EXPECT_TRUE(plan.idle.empty());
+}
+
+TEST_F(RoundPlannerTest, AnAppPlacingItsOwnJobsKeepsTheJobOnAGpuItWinsBackAndLosesTheRest) {
+  ScriptedApp app(1, 2.0, 0);
+  auto s = snapshot(600);
+  s.leases = {{0, 1, 5, 1, 0, 600, JobPlacement::kByApp}, {1, 1, 6, 1, 0, 600, JobPlacement::kByApp}};
+  s.apps.push_back(app_placing_its_jobs(1, &app, 2));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {1, 2}); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  ASSERT_EQ(plan.leases.size(), 2u);
+  EXPECT_EQ(plan.leases[0].gpu, 1);
+  EXPECT_EQ(plan.leases[0].job, 6);
+  EXPECT_EQ(plan.leases[0].kind, LeaseKind::kRenewal);
+  EXPECT_EQ(plan.leases[1].gpu, 2);
+  EXPECT_EQ(plan.leases[1].job, 2);
+  EXPECT_EQ(plan.lost, (std::vector<std::pair<AppId, GpuIndex>>{{1, 0}}));
+  EXPECT_TRUE(plan.preempted.empty());
+}
+
+TEST_F(RoundPlannerTest, AProbeGetsOneGpuOnTheFullestMachineForTheProbeDuration) {
+  auto s = snapshot(50);
+  // Machine 0 is fully leased but GPU 3; machines 1-3 are free: the probe takes GPU 3.
+  for (GpuIndex g = 0; g < 3; ++g) s.leases.push_back({g, 9, 0, 1, 0, 500, JobPlacement::kByCoordinator});
+  AppState waiting = coordinator_app(2, nullptr, 4, 1, {0, 1});
+  waiting.probe_waiting = true;
+  s.apps.push_back(waiting);
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return arbiter::RoundOutcome{}; });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_EQ(policy.rounds, 0);  // nobody competes
+  EXPECT_EQ(plan.probes, (std::map<AppId, GpuIndex>{{2, 3}}));
+  ASSERT_EQ(plan.leases.size(), 1u);
+  EXPECT_EQ(plan.leases[0].kind, LeaseKind::kProbe);
+  EXPECT_DOUBLE_EQ(plan.leases[0].expiry, 70);
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].job, (JobRef{2, 0}));
+}
+
+TEST_F(RoundPlannerTest, ASettledOutcomeDropsGpusWhoseHostWasLostAndAppsThatEndedMeanwhile) {
+  ScriptedApp a1(1, 2.0, 2), a2(2, 2.0, 2);
+  auto s = snapshot(10);
+  s.apps.push_back(coordinator_app(1, &a1, 1, 2, {0, 1}));
+  s.apps.push_back(coordinator_app(2, &a2, 1, 2, {0, 1}));
+  const RoundFrame frame = open_round(s);
+  ASSERT_TRUE(frame.needs_policy);
+  auto outcome = grant(1, {0, 4});
+  outcome.grants.push_back({2, {8}, arbiter::GrantKind::kAuction, 1.0});
+  // While the policy ran: machine 1 (GPUs 4-7) was lost and app 2 was cancelled.
+  auto later = s;
+  later.now = 12;
+  later.machine_up = {true, false, true, true};
+  later.apps.pop_back();
+  const RoundPlan plan = settle_round(later, frame, outcome);
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].gpus, (std::vector<GpuIndex>{0}));
+  EXPECT_DOUBLE_EQ(plan.leases.at(0).start, 12);
+  ASSERT_EQ(plan.idle.size(), 2u);
+  EXPECT_EQ(plan.idle[0].gpu, 4);
+  EXPECT_EQ(plan.idle[0].reason, "its host was lost while the round was decided");
+  EXPECT_EQ(plan.idle[1].gpu, 8);
+  EXPECT_EQ(plan.idle[1].reason, "its app ended while the round was decided");
+}
+
+TEST_F(RoundPlannerTest, APolicyGrantingAGpuItWasNotOfferedIsAnError) {
+  ScriptedApp app(1, 2.0, 1);
+  auto s = snapshot(0);
+  s.leases.push_back({0, 1, 0, 1, 0, 500, JobPlacement::kByApp});
+  s.apps.push_back(app_placing_its_jobs(1, &app));
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {0}); });
+  EXPECT_THROW(plan_round(s, policy, rng), std::logic_error);
+  ScriptedPolicy stranger([](const arbiter::RoundInput&) { return grant(5, {1}); });
+  EXPECT_THROW(plan_round(s, stranger, rng), std::logic_error);
+}
+
+TEST_F(RoundPlannerTest, NothingFreeOrNobodyWantingMeansNoRound) {
+  ScriptedApp satisfied(1, 1.0, 0);
+  auto s = snapshot(0);
+  s.apps.push_back(app_placing_its_jobs(1, &satisfied));
+  EXPECT_TRUE(open_round(s).empty);
+  satisfied.set_demand(1);
+  EXPECT_FALSE(open_round(s).empty);
+  s.machine_up = {false, false, false, false};
+  EXPECT_TRUE(open_round(s).empty);
+}
+
+}  // namespace
+}  // namespace themis::planner
