@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "policy/planner/round_planner.h"
 
 namespace themis::sim {
 namespace {
@@ -25,7 +26,8 @@ class Run {
   Run(const Cluster& cluster, const std::vector<AppSpec>& specs, arbiter::Policy& policy,
       const SimSettings& settings, const ProgressFn& progress)
       : cluster_(cluster), specs_(specs), policy_(policy), settings_(settings), progress_(progress),
-        rng_(settings.seed), gpus_(static_cast<std::size_t>(cluster.size())) {
+        rng_(settings.seed), gpus_(static_cast<std::size_t>(cluster.size())),
+        window_(settings.batch_window < 0 ? settings.lease / 10 : settings.batch_window) {
     app_settings_.lease = settings.lease;
     app_settings_.bid = settings.bid;
     app_settings_.estimate_error = settings.estimate_error;
@@ -46,7 +48,6 @@ class Run {
     stats_.start_time = now;
     last_arrival_ = specs_.empty() ? 0 : specs_.back().arrival;
     stats_.arrival_span = last_arrival_ - now;
-    const Seconds window = settings_.batch_window < 0 ? settings_.lease / 10 : settings_.batch_window;
     int demand = 0;
     while (finished < specs_.size()) {
       const Seconds next = next_event_time();
@@ -68,11 +69,11 @@ class Run {
         observe_contention();
       }
       // Lease expiries: the GPU goes back to the pool and is auctioned again this instant.
-      while (!expiries_.empty() && expiries_.begin()->first <= now + window) {
+      while (!expiries_.empty() && planner::lease_ends(expiries_.begin()->first, now, window_)) {
         const GpuIndex g = expiries_.begin()->second;
         expiries_.erase(expiries_.begin());
         HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
-        if (lease.app >= 0 && lease.expiry <= now + window) {
+        if (lease.app >= 0 && planner::lease_ends(lease.expiry, now, window_)) {
           const GpuIndex one[] = {g};
           active_.at(lease.app)->lose(one);
           release(g);
@@ -132,43 +133,52 @@ class Run {
     free_.insert(std::lower_bound(free_.begin(), free_.end(), g), g);
   }
 
+  // One round through the round planner, as the coordinator runs it. Expiring leases were already
+  // released above (the app has lost them and bids without them), so the planner sees none ending.
   void round(Seconds now) {
-    arbiter::RoundInput input;
-    input.cluster = &cluster_;
-    input.round = ++stats_.rounds;
-    input.now = now;
-    input.free_gpus = free_;
+    planner::RoundSnapshot snapshot;
+    snapshot.cluster = &cluster_;
+    snapshot.round = ++stats_.rounds;
+    snapshot.now = now;
+    snapshot.settings.lease_duration = settings_.lease;
+    snapshot.settings.batch_window = window_;
     for (GpuIndex g = 0; g < cluster_.size(); ++g) {
       const HeldLease& l = gpus_[static_cast<std::size_t>(g)];
-      if (l.app >= 0) input.leases.push_back({g, l.app, l.round, l.start, l.expiry});
+      if (l.app >= 0) snapshot.leases.push_back({g, l.app, 0, l.round, l.start, l.expiry, planner::JobPlacement::kByApp});
     }
-    for (auto& [id, app] : active_) input.apps.push_back(app.get());
-    const arbiter::RoundOutcome outcome = policy_.run_round(input, rng_);
+    for (auto& [id, app] : active_) {
+      planner::AppState state;
+      state.id = id;
+      state.model = app.get();
+      snapshot.apps.push_back(state);
+    }
+    const planner::RoundPlan plan = planner::plan_round(snapshot, policy_, rng_);
+    const arbiter::RoundOutcome& outcome = plan.outcome;
     if (!outcome.auction.bidders.empty()) {
       ++stats_.auctions;
-      stats_.auction_offered_gpus += static_cast<long long>(input.free_gpus.size());
+      stats_.auction_offered_gpus += static_cast<long long>(plan.offered.size());
       const AppId worst = outcome.auction.bidders.front();
       if (std::none_of(outcome.auction.winners.begin(), outcome.auction.winners.end(),
                        [worst](const arbiter::AuctionRecord::Winner& w) { return w.app == worst && !w.kept.empty(); }))
         ++stats_.auctions_worst_bidder_won_nothing;
     }
+    std::map<GpuIndex, const planner::PlannedLease*> leased;
+    for (const planner::PlannedLease& lease : plan.leases) leased[lease.gpu] = &lease;
     for (const arbiter::Grant& grant : outcome.grants) {
-      auto it = active_.find(grant.app);
-      if (it == active_.end())
-        throw std::logic_error(std::string(policy_.name()) + ": granted GPUs to inactive app " + std::to_string(grant.app));
+      std::vector<GpuIndex> gained;
       for (GpuIndex g : grant.gpus) {
-        auto pos = std::lower_bound(free_.begin(), free_.end(), g);
-        if (pos == free_.end() || *pos != g)
-          throw std::logic_error(std::string(policy_.name()) + ": granted GPU " + std::to_string(g) + " which is not free");
-        free_.erase(pos);
-        const Seconds expiry = now + settings_.lease * grant.lease_fraction;
-        gpus_[static_cast<std::size_t>(g)] = HeldLease{grant.app, input.round, now, expiry};
-        expiries_.emplace(expiry, g);
+        const auto it = leased.find(g);
+        if (it == leased.end()) continue;
+        const planner::PlannedLease& lease = *it->second;
+        free_.erase(std::lower_bound(free_.begin(), free_.end(), g));
+        gpus_[static_cast<std::size_t>(g)] = HeldLease{lease.app, plan.round, lease.start, lease.expiry};
+        expiries_.emplace(lease.expiry, g);
         ++stats_.granted_gpus;
-        if (grant.kind == arbiter::GrantKind::kLeftover) ++stats_.leftover_gpus;
+        if (lease.kind == planner::LeaseKind::kLeftover) ++stats_.leftover_gpus;
+        gained.push_back(g);
       }
       // GPUs the app cannot use go straight back; they wait for the next event.
-      for (GpuIndex g : it->second->gain(grant.gpus)) release(g);
+      for (GpuIndex g : active_.at(grant.app)->gain(gained)) release(g);
     }
   }
 
@@ -203,6 +213,7 @@ class Run {
   AppSettings app_settings_;
   Rng rng_;
   std::vector<HeldLease> gpus_;
+  Seconds window_;  // leases ending this soon after an event end at it
   std::vector<GpuIndex> free_;
   std::multimap<Seconds, GpuIndex> expiries_;
   std::map<AppId, std::unique_ptr<SimApp>> active_;
