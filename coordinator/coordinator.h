@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "policy/arbiter/policy.h"
+#include "policy/planner/round_planner.h"
 #include "coordinator/config.h"
 #include "coordinator/store/database.h"
 #include "core/rng.h"
@@ -106,7 +107,20 @@ class Coordinator {
 
   void tick();
   void check_heartbeats(double now);
+  // Rounds (round.cc, docs/planner.md): read a snapshot, plan it with the round planner, apply the plan.
   void run_round(double now);
+  struct LoadedRound;
+  struct RoundTiming {
+    std::string trigger;
+    std::vector<AppId> offered_to;
+    double event_at = 0;
+    std::optional<double> offers_sent_at;
+    double auction_started = 0;
+    double auction_finished = 0;
+  };
+  std::unique_ptr<LoadedRound> load_round(double now, RoundId round);
+  bool send_offers(const planner::RoundFrame& frame, const std::vector<AppId>& recipients, double now);
+  void apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const RoundTiming& timing);
   void launch_ready_jobs();
   void trigger(const std::string& why);
 
@@ -119,13 +133,10 @@ class Coordinator {
   void queue_stop(const std::string& host, std::int64_t app, std::int64_t job, std::int64_t attempt, int grace_ms,
                   const std::string& reason);
   void flush_outbox();
-  double current_rho(std::int64_t app, double now);
 
   // The first-iteration probe (probe.cc, docs/reliability.md "Probe").
   bool wants_probe(std::int64_t app, int gpus_per_job, int jobs, int max_concurrent_jobs);
-  std::map<AppId, GpuIndex> pick_probe_gpus(const std::vector<AppId>& waiting, const std::vector<GpuIndex>& free,
-                                            const Cluster& cluster) const;
-  void start_probe(AppId app, GpuIndex gpu, RoundId round, double now);
+  void note_probe_started(AppId app, GpuIndex gpu, std::int64_t job, RoundId round, double now);
   void settle_probes(double now);
   void settle_launcher_probe(std::int64_t app, bool active, double now);
 

@@ -8,6 +8,7 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/failure_class.h"
+#include "coordinator/store/round_store.h"
 #include "coordinator/retry_policy.h"
 
 namespace themis::coordinator {
@@ -21,25 +22,8 @@ bool Coordinator::wants_probe(std::int64_t /*app*/, int gpus_per_job, int jobs, 
   return gpus_per_job * concurrent > 1;
 }
 
-std::map<AppId, GpuIndex> Coordinator::pick_probe_gpus(const std::vector<AppId>& waiting, const std::vector<GpuIndex>& free,
-                                                     const Cluster& cluster) const {
-  // One GPU each, from the machines with the fewest free GPUs, so that whole free machines stay whole for gangs.
-  std::map<int, std::vector<GpuIndex>> by_machine;
-  for (GpuIndex g : free) by_machine[cluster.gpu(g).machine].push_back(g);
-  std::map<AppId, GpuIndex> picks;
-  for (const AppId app : waiting) {
-    auto best = by_machine.end();
-    for (auto it = by_machine.begin(); it != by_machine.end(); ++it) {
-      if (!it->second.empty() && (best == by_machine.end() || it->second.size() < best->second.size())) best = it;
-    }
-    if (best == by_machine.end()) break;
-    picks[app] = best->second.back();
-    best->second.pop_back();
-  }
-  return picks;
-}
-
-// Inside the round's transaction: the probe's lease (up to probe_duration) and its job's launch on one GPU.
+// Inside the round's transaction, once the plan's probe lease (up to probe_duration) and, for an app the
+// coordinator runs, its job's start are written: the app's probe is running.
 //
 // An app with a launcher gets the lease alone: its launcher, not the coordinator, starts the job, because
 // only the launcher gives a job its environment (typed THEMIS_HPARAMS with the iteration target,
@@ -47,26 +31,11 @@ std::map<AppId, GpuIndex> Coordinator::pick_probe_gpus(const std::vector<AppId>&
 // `probe` while apps.probe is 'running'; the launcher then starts one attempt of one job on that one GPU
 // whatever its gpus_per_job (Agent::set_held_gpus), through LaunchJob like any launch. Its verdict comes
 // from the attempt's recorded failure, not from the job's state, which the launcher may change again.
-void Coordinator::start_probe(AppId app, GpuIndex gpu, RoundId round, double now) {
-  auto first = db_.prepare("SELECT min(job) FROM jobs WHERE app_id = ? AND state = 'PENDING' AND retry_at IS NULL");
-  first.bind(1, app);
-  if (!first.step() || first.is_null(0)) return;
-  const std::int64_t job = first.int64(0);
-  const double expiry = now + static_cast<double>(config_.probe_duration_ms) / 1000.0;
-  db_.prepare("INSERT INTO leases(gpu, app_id, job, round_id, start, expiry, state) VALUES (?,?,?,?,?,?, 'active')")
-      .bind_all(static_cast<std::int64_t>(gpu), app, job, round, now, expiry)
-      .run();
+void Coordinator::note_probe_started(AppId app, GpuIndex gpu, std::int64_t job, RoundId round, double now) {
   const bool launcher = launcher_mode(app) != LauncherMode::kNone;
-  if (!launcher) {
-    db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = attempt + 1, placement = ?, exited_ranks = 0, "
-                "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
-        .bind_all(json(std::vector<GpuIndex>{gpu}).dump(), now, app, job)
-        .run();
-  }
   db_.prepare("UPDATE apps SET probe = 'running' WHERE id = ?").bind(1, app).run();
-  auto st = db_.prepare("INSERT INTO bids(round_id, app_id, rho_before, rho_no_new, bid_rows, won, grant_kind) "
-                        "VALUES (?,?,?, NULL, '[]', ?, 'probe')");
-  st.bind_all(round, app, current_rho(app, now), json(std::vector<GpuIndex>{gpu}).dump()).run();
+  store::RoundStore(db_).insert_bid(round, app, store::RoundStore(db_).attained_rho(app, now), std::nullopt, "[]",
+                                    json(std::vector<GpuIndex>{gpu}).dump(), "probe");
   event(now, "ProbeStarted", app, launcher ? std::nullopt : std::optional(job), "", round,
         (launcher ? std::string("its launcher's first job") : "job " + std::to_string(job)) + " alone on GPU " +
             std::to_string(gpu) + " for up to " + std::to_string(config_.probe_duration_ms / 1000) +
