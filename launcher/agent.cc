@@ -5,7 +5,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "bidder/bid_generator.h"
 #include "launcher/gpu_assignment.h"
 
 namespace themis::launcher {
@@ -251,34 +250,35 @@ int Agent::demand_beyond(int held) const {
   return std::max(0, runnable * config_.gpus_per_job - usable_held);
 }
 
-double Agent::rho_no_new(Seconds now) const { return rho_keeping(held_, now); }
+bidder::AppModel Agent::model(Seconds now) const {
+  auto state = app_state(scheduler_, timing_, context(now));
+  state.demand_now = demand_beyond(0);
+  state.lease = config_.lease_seconds;
+  return bidder::AppModel(std::move(state));
+}
 
-double Agent::rho_keeping(const std::vector<GpuIndex>& kept, Seconds now) const {
-  auto ctx = context(now);
-  ctx.elapsed += config_.lease_seconds;
-  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(kept.size()));
-  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(kept));
-  return estimate_rho(scheduler_, timing_, ctx, config_.gpus_per_job, Locality::kSameMachine);
+double Agent::rho_no_new(Seconds now) const { return rho_keeping(model(now), timing_.slowdown(), held_); }
+
+double Agent::rho_keeping(const bidder::AppModel& model, const bidder::SlowdownModel& slowdown,
+                          const std::vector<GpuIndex>& kept) const {
+  const double ideal = slowdown.slowdown(Locality::kSameMachine);
+  const double at_kept = kept.empty() ? ideal : slowdown.slowdown(cluster_.locality(kept));
+  return model.rho_without_new(static_cast<int>(kept.size()), at_kept, ideal);
 }
 
 double Agent::current_rho(Seconds now) const {
   if (finished_at_) {
-    auto ctx = context(*finished_at_);
-    return ctx.elapsed / independent_finish_time(scheduler_, timing_, ctx);
+    const auto done = model(*finished_at_);
+    return done.state().elapsed / done.independent_time();
   }
-  const auto ctx = context(now);
-  const int usable = usable_gpus(ctx, scheduler_, static_cast<int>(held_.size()));
-  if (usable > 0) return estimate_rho(scheduler_, timing_, ctx, usable, cluster_.locality(held_));
-  // Holding nothing it can use, the filter ranks it by ρ after one more lease on its fair share,
-  // ⌊R_C / N_avg⌋ GPUs, at most what its jobs can use: how far behind an exclusive share it already is,
-  // whatever its width. Its bids keep "no new GPUs" at one gang after a lease (rho_no_new), so that every
-  // bundle it can use is a gain. themis-sim ranks idle apps the same way (sim::IdleRho::kFairShare).
-  auto later = ctx;
-  later.elapsed += config_.lease_seconds;
-  const int share = static_cast<int>(std::floor(static_cast<double>(ctx.cluster_gpus) / std::max(1.0, ctx.n_avg)));
-  const int fair = usable_gpus(later, scheduler_, std::min(std::max(share, config_.gpus_per_job), demand_beyond(0)));
-  if (fair > 0) return estimate_rho(scheduler_, timing_, later, fair, Locality::kSameMachine);
-  return rho_no_new(now);
+  const auto app = model(now);
+  const auto slowdown = timing_.slowdown();
+  const int held = static_cast<int>(held_.size());
+  if (app.usable_gpus(held) > 0) return app.rho(held, slowdown.slowdown(cluster_.locality(held_)));
+  // Holding nothing it can use, the filter ranks it by ρ after one more lease on its fair share (at least
+  // one gang, at most what its jobs can use): how far behind an exclusive share it already is, whatever
+  // its width. themis-sim ranks idle apps by the same model (bidder::IdleRho::kFairShare).
+  return app.idle_rho(bidder::IdleRho::kFairShare, slowdown.slowdown(Locality::kSameMachine));
 }
 
 Bid Agent::bid(const Offer& offer, Seconds now) const {
@@ -288,30 +288,19 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   std::sort(offered.begin(), offered.end());
   std::vector<GpuIndex> kept;
   std::set_difference(held_.begin(), held_.end(), offered.begin(), offered.end(), std::back_inserter(kept));
-  Bid bid{config_.app, rho_keeping(kept, now), {}};
-  const int demand = demand_beyond(static_cast<int>(kept.size()));
-  if (demand == 0 || offered.empty()) return bid;
-  const auto ctx = context(now);
-  const int held = static_cast<int>(kept.size());
-  const int usable_held = usable_gpus(ctx, scheduler_, held);
-  constexpr double kUnusable = 1e12;  // rows it cannot use; filtered out below
-  auto valuation = [&](int total, Locality where) {
-    const int usable = usable_gpus(ctx, scheduler_, total);
-    if (usable <= usable_held) return kUnusable;
-    const double rho = estimate_rho(scheduler_, timing_, ctx, usable, where);
-    return std::isfinite(rho) && rho > 0 ? std::min(rho, kUnusable) : kUnusable;
-  };
-  Offer mine{offer.round, offered};
-  const auto generated = bidder::generate_bid(cluster_, mine,
-                                              {.app = config_.app, .held = kept, .remaining_demand = demand,
-                                               .rho_no_new = bid.rho_no_new},
-                                              valuation);
-  for (const auto& row : generated.rows) {
-    const int total = held + static_cast<int>(row.gpus.size());
-    if (total % config_.gpus_per_job != 0 || row.rho >= kUnusable) continue;
-    bid.rows.push_back(row);
+  const auto app = model(now);
+  const auto slowdown = timing_.slowdown();
+  // A new bundle is placed with every GPU kept: the app's slowdown is that of its widest span.
+  bidder::BidQuery query;
+  query.app = config_.app;
+  query.placement_held = kept;
+  query.held_gpus = static_cast<int>(kept.size());
+  query.remaining_demand = demand_beyond(query.held_gpus);
+  query.rho_no_new = rho_keeping(app, slowdown, kept);
+  for (int l = 0; l < kLocalityLevels; ++l) {
+    query.slowdown[static_cast<std::size_t>(l)] = slowdown.slowdown(static_cast<Locality>(l));
   }
-  return bid;
+  return app.bid(cluster_, Offer{offer.round, offered}, query);
 }
 
 bool Agent::finished() const { return scheduler_.finished(); }

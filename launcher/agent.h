@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bidder/app_model.h"
 #include "bidder/contention.h"
 #include "core/bid.h"
 #include "core/ids.h"
@@ -152,9 +153,13 @@ class Agent {
   Job& job_ref(int job);
   const Job& job_at(int job) const;
   bool uses_gpus(JobState state) const;
-  // GPUs it could use on top of `held` usable ones; ρ if it keeps only `kept` for the next lease.
+  // GPUs it could use on top of `held` usable ones.
   int demand_beyond(int held) const;
-  double rho_keeping(const std::vector<GpuIndex>& kept, Seconds now) const;
+  // The bidder's app model of its state at `now` (ρ, idle ρ, T_id and bids come from it).
+  bidder::AppModel model(Seconds now) const;
+  // "No new GPUs" if it keeps only `kept` (bidder::AppModel::rho_without_new).
+  double rho_keeping(const bidder::AppModel& model, const bidder::SlowdownModel& slowdown,
+                     const std::vector<GpuIndex>& kept) const;
   void after_scheduler_change();
 
   const Cluster& cluster_;

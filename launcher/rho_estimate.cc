@@ -1,11 +1,8 @@
 #include "launcher/rho_estimate.h"
 
 #include <algorithm>
-#include <limits>
 #include <vector>
 
-#include "bidder/job_packing.h"
-#include "bidder/single_job.h"
 #include "bidder/successive_halving.h"
 
 namespace themis::launcher {
@@ -17,91 +14,90 @@ int app_demand_max(const AppContext& context, const HyperparameterScheduler& sch
   return context.gpus_per_job * concurrent;
 }
 
-bool single_job(const HyperparameterScheduler& scheduler) {
-  return scheduler.spec().kind == SchedulerKind::kAllJobs && scheduler.spec().jobs == 1;
+Seconds work_left(const HyperparameterScheduler& scheduler, const TimingModel& timing, int job) {
+  return std::max(0.0, scheduler.target(job) - scheduler.iterations_done(job)) * timing.serial_iter_time(job);
 }
 
-bidder::SingleJobApp single_job_app(const HyperparameterScheduler& scheduler, const TimingModel& timing,
-                                    const AppContext& context) {
-  const double total = scheduler.target(0);
-  return {.elapsed = context.elapsed,
-          .iter_total = total,
-          .iter_left = std::max(0.0, total - scheduler.iterations_done(0)),
-          .serial_iter_time = timing.serial_iter_time(0),
-          .demand_max = context.gpus_per_job,
-          .cluster_gpus = context.cluster_gpus,
-          .n_avg = context.n_avg};
-}
-
-bidder::SuccessiveHalvingApp halving_app(const HyperparameterScheduler& scheduler, const TimingModel& timing,
-                                         const AppContext& context) {
-  bidder::SuccessiveHalvingApp app;
-  app.elapsed = context.elapsed;
-  app.initial_jobs = scheduler.spec().jobs;
-  app.phase_iterations = scheduler.spec().phase_iterations;
-  app.current_phase = scheduler.phase();
-  for (int job : scheduler.current_jobs()) {
-    app.current_jobs.push_back({timing.serial_iter_time(job),
-                                std::max(0.0, scheduler.target(job) - scheduler.iterations_done(job))});
-  }
-  std::vector<Seconds> serial;
-  for (int job = 0; job < scheduler.spec().jobs; ++job) serial.push_back(timing.serial_iter_time(job));
-  std::sort(serial.begin(), serial.end());
-  const Seconds median = serial[serial.size() / 2];
-  Seconds budget = 0;
-  for (int phase = 0; phase < scheduler.phases(); ++phase) {
-    budget += bidder::jobs_in_phase(app.initial_jobs, phase) *
-              scheduler.spec().phase_iterations[static_cast<std::size_t>(phase)] * median;
-  }
-  app.job_demand_max = context.gpus_per_job;
-  app.app_demand_max = app_demand_max(context, scheduler);
-  app.budget = budget;
-  app.cluster_gpus = context.cluster_gpus;
-  app.n_avg = context.n_avg;
-  return app;
+Seconds upper_median(std::vector<Seconds> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
 
 int usable_gpus(const AppContext& context, const HyperparameterScheduler& scheduler, int gpus) {
-  const int gangs = std::max(0, gpus) / context.gpus_per_job;
-  return std::min(gangs * context.gpus_per_job, app_demand_max(context, scheduler));
+  return bidder::usable_gpus(gpus, context.gpus_per_job, app_demand_max(context, scheduler));
+}
+
+bidder::AppState app_state(const HyperparameterScheduler& scheduler, const TimingModel& timing,
+                           const AppContext& context) {
+  const int gang = context.gpus_per_job;
+  const int demand = app_demand_max(context, scheduler);
+  bidder::AppState state;
+  state.elapsed = context.elapsed;
+  state.independent_time = bidder::IndependentTime::kClusterTimesContention;
+  state.gang = gang;
+  state.max_gpus = demand;
+  state.demand_now = demand;
+  state.cluster_gpus = context.cluster_gpus;
+  state.n_avg = context.n_avg;
+  const int jobs = scheduler.spec().jobs;
+  if (scheduler.spec().kind == SchedulerKind::kSuccessiveHalving) {
+    std::vector<Seconds> all;
+    for (int job = 0; job < jobs; ++job) all.push_back(timing.serial_iter_time(job));
+    const Seconds median_all = upper_median(all);
+    for (int phase = 0; phase < scheduler.phases(); ++phase) {
+      const double iterations = scheduler.spec().phase_iterations[static_cast<std::size_t>(phase)];
+      state.life.push_back({.work = bidder::jobs_in_phase(jobs, phase) * iterations * median_all,
+                            .demand = static_cast<double>(demand),
+                            .longest = iterations * median_all / gang});
+    }
+    if (!scheduler.finished()) {
+      bidder::PhaseWork current{{}, gang};
+      std::vector<Seconds> serial;
+      for (int job : scheduler.current_jobs()) {
+        current.serial_work.push_back(work_left(scheduler, timing, job));
+        serial.push_back(timing.serial_iter_time(job));
+      }
+      state.remaining.push_back(std::move(current));
+      // A later phase's survivors are unknown: its jobs run at the current phase's median (Eq. 2).
+      const Seconds median = upper_median(serial);
+      for (int phase = scheduler.phase() + 1; phase < scheduler.phases(); ++phase) {
+        const Seconds work = scheduler.spec().phase_iterations[static_cast<std::size_t>(phase)] * median;
+        state.remaining.push_back(
+            {std::vector<Seconds>(static_cast<std::size_t>(bidder::jobs_in_phase(jobs, phase)), work), gang});
+      }
+    }
+    return state;
+  }
+  bidder::LifePhase life{.work = 0, .demand = static_cast<double>(demand), .longest = 0};
+  bidder::PhaseWork current{{}, gang};
+  for (int job = 0; job < jobs; ++job) {
+    const Seconds work = scheduler.target(job) * timing.serial_iter_time(job);
+    life.work += work;
+    life.longest = std::max(life.longest, work / gang);
+    current.serial_work.push_back(work_left(scheduler, timing, job));
+  }
+  state.life.push_back(life);
+  if (!scheduler.finished()) state.remaining.push_back(std::move(current));
+  return state;
 }
 
 Seconds independent_finish_time(const HyperparameterScheduler& scheduler, const TimingModel& timing,
                                 const AppContext& context) {
-  if (single_job(scheduler)) return bidder::independent_finish_time(single_job_app(scheduler, timing, context));
-  if (scheduler.spec().kind == SchedulerKind::kSuccessiveHalving) {
-    return bidder::independent_finish_time(halving_app(scheduler, timing, context));
-  }
-  Seconds work = 0;
-  for (int job = 0; job < scheduler.spec().jobs; ++job) work += scheduler.target(job) * timing.serial_iter_time(job);
-  return work / std::min(context.cluster_gpus, app_demand_max(context, scheduler)) * context.n_avg;
+  return bidder::AppModel(app_state(scheduler, timing, context)).independent_time();
 }
 
 Seconds shared_finish_time(const HyperparameterScheduler& scheduler, const TimingModel& timing,
                            const AppContext& context, int gpus, Locality placement) {
-  const int usable = usable_gpus(context, scheduler, gpus);
-  const double slowdown = timing.slowdown().slowdown(placement);
-  if (scheduler.finished()) return context.elapsed;
-  if (usable == 0) return std::numeric_limits<double>::infinity();
-  if (single_job(scheduler)) {
-    return bidder::shared_finish_time(single_job_app(scheduler, timing, context), usable, slowdown);
-  }
-  if (scheduler.spec().kind == SchedulerKind::kSuccessiveHalving) {
-    return bidder::shared_finish_time(halving_app(scheduler, timing, context), usable, slowdown);
-  }
-  std::vector<Seconds> work;
-  for (int job = 0; job < scheduler.spec().jobs; ++job) {
-    work.push_back(std::max(0.0, scheduler.target(job) - scheduler.iterations_done(job)) * timing.serial_iter_time(job));
-  }
-  return context.elapsed + bidder::phase_finish_time(work, usable, context.gpus_per_job, slowdown);
+  const bidder::AppModel model(app_state(scheduler, timing, context));
+  return context.elapsed + model.remaining_time(gpus, timing.slowdown().slowdown(placement));
 }
 
 double estimate_rho(const HyperparameterScheduler& scheduler, const TimingModel& timing, const AppContext& context,
                     int gpus, Locality placement) {
-  return shared_finish_time(scheduler, timing, context, gpus, placement) /
-         independent_finish_time(scheduler, timing, context);
+  const bidder::AppModel model(app_state(scheduler, timing, context));
+  return model.rho(gpus, timing.slowdown().slowdown(placement));
 }
 
 }  // namespace themis::launcher

@@ -1,12 +1,15 @@
 #pragma once
-// The app's finish-time fairness ρ = T_sh / T_id from its scheduler's state and its live timings,
-// through the bidder's formulas:
-//   - one job (kAllJobs, 1 job): Eq. 1 (bidder/single_job.h);
-//   - several independent jobs (kAllJobs): one phase of jobs packed on the GPUs (bidder/job_packing.h),
-//     T_cluster = Σ_j iterations_j · serial_j / min(R_C, app demand);
-//   - successive halving: Eq. 2 (bidder/successive_halving.h) with B = Σ_i J_i · I_i · t_median.
+// The launcher's app, described for the bidder's app model (bidder/app_model.h), which computes its ρ,
+// T_id and bids: the state comes from the app's scheduler and its live timings.
+//   - one job or several independent jobs (kAllJobs): one phase of the jobs' remaining work;
+//   - successive halving: the current phase's jobs with their own serial times and iterations left,
+//     then each later phase's J_i jobs of I_i iterations at the current phase's upper-median serial time.
+// T_id is Eq. 1 / Eq. 2's T_cluster · N_avg (bidder::IndependentTime::kClusterTimesContention):
+//   T_cluster = Σ_j iterations_j · serial_j / min(R_C, app demand) for kAllJobs, and
+//   B / min(R_C, app demand) with B = Σ_i J_i · I_i · t_median (median over all jobs) for halving.
 // A job is a gang of gpus_per_job GPUs, so only whole gangs count: `gpus` is rounded down to a multiple
 // of gpus_per_job and capped at gpus_per_job · max_concurrent_jobs.
+#include "bidder/app_model.h"
 #include "core/ids.h"
 #include "core/topology.h"
 #include "launcher/hyperparameter_scheduler.h"
@@ -25,6 +28,11 @@ struct AppContext {
 // GPUs the app can use out of `gpus`: whole gangs, at most max_concurrent_jobs of them.
 int usable_gpus(const AppContext& context, const HyperparameterScheduler& scheduler, int gpus);
 
+// The app model's state. demand_now is the app's whole demand and lease 0: the agent sets both.
+bidder::AppState app_state(const HyperparameterScheduler& scheduler, const TimingModel& timing,
+                           const AppContext& context);
+
+// Shorthands over bidder::AppModel(app_state(...)):
 // T_id of the app (seconds).
 Seconds independent_finish_time(const HyperparameterScheduler& scheduler, const TimingModel& timing,
                                 const AppContext& context);

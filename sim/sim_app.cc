@@ -5,7 +5,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "bidder/job_packing.h"
 #include "core/rng.h"
 #include "bidder/successive_halving.h"
 #include "policy/arbiter/policies/bundle_choice.h"
@@ -80,7 +79,7 @@ SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppS
   t_cluster_ = budget / std::min(cluster_.size(), app_demand_max);
 
   if (spec_.scheme == HyperScheme::kSingle) {
-    IndependentPhase p;
+    bidder::LifePhase p{.work = 0, .demand = 0, .longest = 0};
     for (const JobSpec& js : spec_.jobs) {
       const Seconds w = static_cast<double>(js.iterations) * js.serial_iter_time;
       p.work += w;
@@ -96,7 +95,7 @@ SimApp::SimApp(AppId id, const AppSpec& spec, const Cluster& cluster, const AppS
     for (int p = 0; p < phases(); ++p) {
       const int jobs = bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p);
       const double d = phase_job_demand(p);
-      independent_phases_.push_back({jobs * median, jobs * d, median / d});
+      independent_phases_.push_back({.work = jobs * median, .demand = jobs * d, .longest = median / d});
     }
   }
   refresh_next_completion();
@@ -121,11 +120,7 @@ int SimApp::demand(const Job& job) const {
 }
 
 Seconds SimApp::independent_time(double n_avg) const {
-  const double share = static_cast<double>(cluster_.size()) / std::max(1.0, n_avg);
-  Seconds total = 0;
-  for (const IndependentPhase& p : independent_phases_)
-    total += std::max(p.work / std::min(share, p.demand), p.longest);
-  return total;
+  return bidder::independent_time(independent_phases_, bidder::IndependentTime::kFairShare, cluster_.size(), n_avg);
 }
 
 int SimApp::current_demand() const {
@@ -208,68 +203,57 @@ Seconds SimApp::median_serial_iter_time() const {
   return t[t.size() / 2];
 }
 
-Seconds SimApp::estimate_remaining(int gpus, double s) const {
-  if (finished_) return 0;
-  const auto key = std::make_pair(gpus, s);
-  if (auto it = remaining_cache_.find(key); it != remaining_cache_.end()) return it->second;
-  const Seconds value = compute_remaining(gpus, s);
-  remaining_cache_.emplace(key, value);
-  return value;
-}
-
-Seconds SimApp::compute_remaining(int gpus, double true_s) const {
-  const double s = estimated_slowdown(true_s);
+bidder::AppState SimApp::model_state() const {
+  bidder::AppState state;
+  state.elapsed = now_ - spec_.arrival;
+  state.life = independent_phases_;
+  state.independent_time = bidder::IndependentTime::kFairShare;
+  state.gang = 1;  // a job runs on any number of GPUs up to its demand
+  state.demand_now = current_demand();
+  state.cluster_gpus = cluster_.size();
+  state.n_avg = contention_.average(now_);
+  state.lease = settings_.lease;
+  if (finished_) return state;
   const double iter_factor = 1 + iteration_error_;
-  if (spec_.scheme == HyperScheme::kSingle) {
-    std::vector<Seconds> work;
-    int demand_max = 1;
-    for (const Job& j : jobs_) {
-      if (!j.active) continue;
-      work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
-      demand_max = std::max(demand_max, demand(j));
-    }
-    return bidder::phase_finish_time(work, gpus, demand_max, s);
-  }
-  if (gpus <= 0) return kInf;
-  // Eq. 2: Σ over the phases left of the phase's slowest job, each phase packed by the bidder's
-  // phase_finish_time. bidder::SuccessiveHalvingApp caps every phase at one job_demand_max; here a
-  // job's demand doubles each phase (Hyperband: "the best n/2 jobs continue with a max demand of
-  // 2 GPUs ..."), so each phase is capped at its own demand. Capping later phases at the current
-  // phase's demand (a 1-GPU phase 0 then priced its 8-GPU last phase on one GPU) overstated an
-  // early-phase app's ρ up to about twice, ranking it far above apps in their last phase.
-  std::vector<Seconds> work;
+  bidder::PhaseWork current;
   std::vector<Seconds> times;
   for (const Job& j : jobs_) {
     if (!j.active) continue;
-    work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
+    current.serial_work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
+    current.job_demand_max = std::max(current.job_demand_max, demand(j));
     times.push_back(j.spec->serial_iter_time);
   }
+  if (spec_.scheme == HyperScheme::kSingle) {
+    state.remaining.push_back(std::move(current));
+    return state;
+  }
+  // Eq. 2: the phases left, each packed at its own job demand: a job's demand doubles each phase
+  // (Hyperband: "the best n/2 jobs continue with a max demand of 2 GPUs ..."). Capping later phases at
+  // the current phase's demand (bidder::SuccessiveHalvingApp's one job_demand_max: a 1-GPU phase 0 then
+  // priced its 8-GPU last phase on one GPU) overstated an early-phase app's ρ up to about twice.
+  current.job_demand_max = phase_job_demand(phase_);
+  state.remaining.push_back(std::move(current));
   std::sort(times.begin(), times.end());
   const Seconds median = times[times.size() / 2];  // future phases' survivors are unknown (§4.3.2)
-  Seconds total = bidder::phase_finish_time(work, gpus, phase_job_demand(phase_), s);
   double longest_iterations = 0;
   for (const JobSpec& js : spec_.jobs) longest_iterations = std::max(longest_iterations, static_cast<double>(js.iterations));
   for (int p = phase_ + 1; p < phases(); ++p) {
-    work.assign(static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p)),
-                longest_iterations * iter_factor * median);
-    total += bidder::phase_finish_time(work, gpus, phase_job_demand(p), s);
+    state.remaining.push_back(
+        {std::vector<Seconds>(static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p)),
+                              longest_iterations * iter_factor * median),
+         phase_job_demand(p)});
   }
-  return total;
+  return state;
 }
 
-double SimApp::rho_for(int gpus, double s, Seconds wait) const {
-  const Seconds elapsed = now_ - spec_.arrival + wait;
-  return (elapsed + estimate_remaining(gpus, s)) / independent_time(contention_.average(now_));
+const bidder::AppModel& SimApp::model() const {
+  if (!model_) model_.emplace(model_state());
+  return *model_;
 }
-
-double SimApp::rho_after_a_lease_on(int gpus) const { return rho_for(gpus, 1.0, settings_.lease); }
 
 double SimApp::current_rho() const {
-  if (!held_.empty()) return rho_for(static_cast<int>(held_.size()), app_slowdown(assignment_), 0);
-  // Holding nothing (IdleRho): after one more lease, on its fair share or on one GPU.
-  if (settings_.idle_rho == IdleRho::kOneGpu) return rho_after_a_lease_on(1);
-  const double share = static_cast<double>(cluster_.size()) / std::max(1.0, contention_.average(now_));
-  return rho_after_a_lease_on(std::max(1, std::min(current_demand(), static_cast<int>(std::floor(share)))));
+  if (!held_.empty()) return model().rho(static_cast<int>(held_.size()), estimated_slowdown(app_slowdown(assignment_)));
+  return model().idle_rho(settings_.idle_rho, estimated_slowdown(1.0));
 }
 
 int SimApp::extra_demand() const {
@@ -281,8 +265,6 @@ int SimApp::extra_demand() const {
 }
 
 Bid SimApp::bid(const Offer& offer) {
-  bidder::BidRequest request;
-  request.app = id_;
   // The generator places a bundle by the widest level of held ∪ bundle. That is the placement the
   // new GPUs get only when they complete a running job's gang; when every job short of GPUs is still
   // waiting, the new GPUs start new jobs and the held ones (other jobs' GPUs) do not widen them.
@@ -290,29 +272,33 @@ Bid SimApp::bid(const Offer& offer) {
   for (std::size_t j = 0; j < jobs_.size(); ++j)
     if (runnable(jobs_[j]) && !assignment_[j].empty() && static_cast<int>(assignment_[j].size()) < demand(jobs_[j]))
       completes_running_job = true;
-  if (completes_running_job) request.held = held_;
-  request.remaining_demand = extra_demand();
   // "No new GPUs": what it holds now till completion or, holding nothing, one GPU after one more lease
   // (architecture.md §3), so that every bundle it can use is a gain over losing this auction.
-  request.rho_no_new = held_.empty() ? rho_after_a_lease_on(1) : current_rho();
+  bidder::BidQuery query;
+  query.app = id_;
+  if (completes_running_job) query.placement_held = held_;
+  query.held_gpus = static_cast<int>(held_.size());
+  query.remaining_demand = extra_demand();
+  query.rho_no_new = model().rho_without_new(static_cast<int>(held_.size()),
+                                             estimated_slowdown(app_slowdown(assignment_)), estimated_slowdown(1.0));
+  query.settings = settings_.bid;
   // A bundle's widest level slows only the jobs that span several GPUs: one-GPU jobs (most of W1's
   // apps) never communicate, so their app's bid does not pay a placement penalty for a spread bundle.
-  double worst[kLocalityLevels] = {1, 1, 1, 1};
-  for (const Job& j : jobs_)
-    if (runnable(j) && demand(j) > 1)
-      for (int l = 0; l < kLocalityLevels; ++l)
-        worst[l] = std::max(worst[l], j.spec->slowdown[static_cast<std::size_t>(l)]);
+  for (int l = 0; l < kLocalityLevels; ++l) {
+    double worst = 1;
+    for (const Job& j : jobs_)
+      if (runnable(j) && demand(j) > 1) worst = std::max(worst, j.spec->slowdown[static_cast<std::size_t>(l)]);
+    query.slowdown[static_cast<std::size_t>(l)] = estimated_slowdown(worst);
+  }
   const double lie = id_ == settings_.liar ? settings_.lie : 0.0;
-  const int unseen_held = static_cast<int>(held_.size() - request.held.size());  // held GPUs not passed
-  auto valuation = [this, &worst, lie, unseen_held](int passed_gpus, Locality placement) {
-    const int total_gpus = passed_gpus + unseen_held;
-    const double s = total_gpus > 1 ? worst[static_cast<int>(placement)] : 1.0;
-    const double rho = rho_for(total_gpus, s, 0);
-    if (lie == 0 || total_gpus <= 1) return rho;
+  if (lie != 0) {
     // ρ scales with S when the app is bound by its slowest job; the liar scales its reported ρ.
-    return placement <= Locality::kSameMachine ? rho / (1 + lie) : rho * (1 + lie);
-  };
-  return bidder::generate_bid(cluster_, offer, request, valuation, settings_.bid);
+    query.report = [lie](double rho, int gpus, Locality placement) {
+      if (gpus <= 1) return rho;
+      return placement <= Locality::kSameMachine ? rho / (1 + lie) : rho * (1 + lie);
+    };
+  }
+  return model().bid(cluster_, offer, query);
 }
 
 Seconds SimApp::remaining_service() const {
@@ -332,7 +318,8 @@ Seconds SimApp::remaining_service() const {
 
 Seconds SimApp::remaining_time(std::span<const GpuIndex> extra) const {
   const Assignment a = assignment_with(extra);
-  return estimate_remaining(static_cast<int>(held_.size() + extra.size()), app_slowdown(a));
+  if (finished_) return 0;
+  return model().remaining_time(static_cast<int>(held_.size() + extra.size()), estimated_slowdown(app_slowdown(a)));
 }
 
 double SimApp::loss_decrease(std::span<const GpuIndex> extra) const {
@@ -389,8 +376,8 @@ void SimApp::advance_to(Seconds t) {
       placed_gpu_seconds_ += g * dt / slowdown(j, assignment_[j]);
     }
     gpu_time_ += static_cast<double>(held_.size()) * dt;
-    remaining_cache_.clear();
   }
+  if (t != now_) state_changed();
   now_ = t;
 }
 
@@ -468,7 +455,7 @@ void SimApp::lose(std::span<const GpuIndex> gpus) {
 }
 
 void SimApp::refresh_next_completion() {
-  remaining_cache_.clear();
+  state_changed();
   next_completion_ = kInf;
   if (finished_) return;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {

@@ -1,17 +1,17 @@
 #pragma once
 // One app as the simulator sees it: its jobs' progress on the GPUs it holds, its own app scheduler
 // (which job runs on which of its GPUs; successive halving), and its answers to the arbiter's
-// questions (arbiter::AppModel), computed with the bidder library's Eq. 1 / Eq. 2 and bid generator,
-// exactly as a launcher would.
+// questions (arbiter::AppModel). Its ρ, idle ρ, T_id, remaining time and bids come from the bidder's
+// app model (bidder/app_model.h), the one a launcher's agent uses.
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <utility>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "bidder/app_model.h"
 #include "bidder/bid_generator.h"
 #include "bidder/contention.h"
 #include "policy/arbiter/policy.h"
@@ -20,19 +20,12 @@
 
 namespace themis::sim {
 
-// What an app holding no GPUs reports as its current ρ, the Themis filter's ranking key (Eq. 1 gives ∞;
-// papers.md §1.13.4). Either way it grows while the app waits, and its bids' "no new GPUs" value stays
-// ρ after one more lease on one GPU, so that every bundle it can use improves on losing.
-enum class IdleRho {
-  // ρ if it waits one more lease and then runs on its fair share: ⌊R_C / N_avg⌋ GPUs, at least 1, at
-  // most what its jobs can use now. It says how far behind an exclusive share the app already is,
-  // whatever its width.
-  kFairShare,
-  // ρ if it waits one more lease and then runs on one GPU, its smallest bundle (architecture.md §3).
-  // For an app of many jobs this is many times its real prospect (an 18-job app holding nothing
-  // ranked at ρ ≈ 7 beside a starved one-job app at 2.5), so wide apps outrank narrow ones.
-  kOneGpu,
-};
+// What an app holding no GPUs reports as its current ρ, the Themis filter's ranking key: the bidder's
+// app model's rule (bidder::IdleRho): kFairShare, ρ after one more lease on its fair share ⌊R_C / N_avg⌋
+// GPUs (at least 1, at most what its jobs can use now); kOneGpu, ρ after one more lease on one GPU, which
+// for an app of many jobs is many times its real prospect (an 18-job app holding nothing ranked at
+// ρ ≈ 7 beside a starved one-job app at 2.5), so wide apps outrank narrow ones.
+using IdleRho = bidder::IdleRho;
 std::string_view to_string(IdleRho rule);
 std::optional<IdleRho> parse_idle_rho(std::string_view text);  // "fair-share" | "one-gpu"
 
@@ -69,7 +62,10 @@ class SimApp final : public arbiter::AppModel {
   // The app gains `gpus` (distinct, not held) / loses `gpus` (held). gain returns GPUs it cannot use.
   std::vector<GpuIndex> gain(std::span<const GpuIndex> gpus);
   void lose(std::span<const GpuIndex> gpus);
-  void observe_contention(int active_apps) { contention_.observe(now_, active_apps); }
+  void observe_contention(int active_apps) {
+    contention_.observe(now_, active_apps);
+    state_changed();
+  }
 
   bool finished() const { return finished_; }
   Seconds now() const { return now_; }
@@ -120,12 +116,10 @@ class SimApp final : public arbiter::AppModel {
   Assignment assignment_with(std::span<const GpuIndex> extra) const;
   // App-level S of an assignment: the largest slowdown of a job on more than one GPU (1 if none).
   double app_slowdown(const Assignment& a) const;
-  // Seconds from now until the app finishes holding `gpus` GPUs in all at slowdown `s` (Eq. 1 / 2).
-  Seconds estimate_remaining(int gpus, double s) const;
-  Seconds compute_remaining(int gpus, double s) const;
-  double rho_for(int gpus, double s, Seconds wait) const;
-  // ρ if it waits one more lease and then runs on `gpus` GPUs (ideal placement): holding nothing.
-  double rho_after_a_lease_on(int gpus) const;
+  // The app model of its state now, built on first use after every change (its T_sh cache lives with it).
+  const bidder::AppModel& model() const;
+  bidder::AppState model_state() const;
+  void state_changed() { model_.reset(); }
   double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
   // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
   Seconds progress_start(std::size_t j) const;
@@ -137,12 +131,7 @@ class SimApp final : public arbiter::AppModel {
 
   // T_id's terms: per phase (one for a single-scheme app) the serial work, the GPUs it can use at
   // once, and its longest job's time at full demand.
-  struct IndependentPhase {
-    Seconds work = 0;
-    double demand = 0;
-    Seconds longest = 0;
-  };
-  std::vector<IndependentPhase> independent_phases_;
+  std::vector<bidder::LifePhase> independent_phases_;
   double iteration_error_ = 0;  // e_iter (AppSettings::estimate_error)
   double slowdown_error_ = 0;   // e_s
   AppId id_;
@@ -159,9 +148,10 @@ class SimApp final : public arbiter::AppModel {
   Seconds next_completion_ = 0;
   Seconds t_cluster_ = 0;
   Seconds gpu_time_ = 0;
-  // estimate_remaining by (gpus, S) for the current state: policies ask the same question many times
-  // per round (Optimus and SRTF per GPU step, Themis per bid row). Cleared whenever the state changes.
-  mutable std::map<std::pair<int, double>, Seconds> remaining_cache_;
+  // The model of the current state: policies ask the same question many times per round (Optimus and
+  // SRTF per GPU step, Themis per bid row), and it caches T_sh per (GPUs, S). Reset whenever the state
+  // (progress, GPUs, time, contention) changes.
+  mutable std::optional<bidder::AppModel> model_;
   double placed_gpu_seconds_ = 0;  // Σ gpus · dt / S over running jobs
   double running_gpu_seconds_ = 0;  // Σ gpus · dt over running jobs
 };

@@ -1,0 +1,123 @@
+#pragma once
+// One app's finish-time fairness, the one model behind both the launcher's agent (launcher/agent.h) and
+// the simulator's apps (sim/sim_app.h): current ρ, the ρ of an app that holds nothing ("idle ρ", the
+// filter's ranking key), T_id and the bid table over an offer. The caller describes the app's state;
+// everything computed from it is here, so what themis-sim measures is what a launcher bids.
+//
+//   T_sh(G)  = elapsed + Σ over the phases left of phase_finish_time(phase's work, usable(|G|), d_p, S)
+//   ρ(G)     = T_sh(G) / T_id
+//   usable(g) = g rounded down to whole gangs, at most max_gpus
+//
+// T_id (IndependentTime), over the phases of the app's whole life (work W_p, demand d_p, longest job ℓ_p):
+//   kFairShare:             Σ_p max(W_p / min(R_C / N_avg, d_p), ℓ_p)   (the paper's §3.2 definition)
+//   kClusterTimesContention: Σ_p W_p / min(R_C, max_p d_p) · N_avg      (Eq. 1 / Eq. 2's T_cluster · N_avg)
+//
+// Holding nothing (IdleRho), the app ranks by ρ after one more lease on its fair share
+// max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))) (kFairShare) or on one gang (kOneGpu); its bids'
+// "no new GPUs" value is ρ after one more lease on one gang, so every bundle it can use is a gain.
+// Pure: no clock, files or sockets. See docs/bidder.md "App model".
+#include <array>
+#include <functional>
+#include <map>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "bidder/bid_generator.h"
+#include "core/bid.h"
+#include "core/ids.h"
+#include "core/topology.h"
+
+namespace themis::bidder {
+
+// Which T_id the model divides by (see above; docs/bidder.md "App model" says why both exist).
+enum class IndependentTime { kFairShare, kClusterTimesContention };
+
+// What an app holding no GPUs reports as its current ρ (Eq. 1 gives ∞; papers.md §1.13.4).
+enum class IdleRho {
+  kFairShare,  // after one more lease on its fair share ⌊R_C / N_avg⌋, at least one gang, at most its demand
+  kOneGpu,     // after one more lease on its smallest bundle: one GPU, or one gang if its jobs need gangs
+};
+
+// Work left in one phase: one entry per job, the seconds it still needs on one GPU with no slowdown.
+struct PhaseWork {
+  std::vector<Seconds> serial_work;  // each >= 0
+  int job_demand_max = 1;            // most GPUs one job of the phase can use; >= 1
+};
+
+// One phase of the app's whole life, for T_id.
+struct LifePhase {
+  Seconds work = 0;     // the phase's serial GPU-seconds, all its jobs; >= 0
+  double demand = 1;    // GPUs the phase's jobs can use at once; >= 1
+  Seconds longest = 0;  // its longest job at that job's full demand, no slowdown; >= 0
+};
+
+struct AppState {
+  Seconds elapsed = 0;               // now − arrival, queueing included; >= 0
+  std::vector<PhaseWork> remaining;  // the current phase first, then the later ones; empty: finished
+  std::vector<LifePhase> life;       // every phase of its life; at least one, T_id > 0
+  IndependentTime independent_time = IndependentTime::kFairShare;
+  int gang = 1;          // a job runs on a whole number of gangs of this size only (the launcher's gpus_per_job)
+  int max_gpus = 0;      // most GPUs it can use at once; 0: only the jobs' demands bound it
+  int demand_now = 0;    // GPUs its runnable jobs could use now (the fair share's cap); >= 0
+  int cluster_gpus = 1;  // R_C; >= 1
+  double n_avg = 1;      // N_avg; > 0
+  Seconds lease = 0;     // one lease: how long an app holding nothing waits at least; >= 0
+};
+
+// T_id of `life` under `rule` (exposed for a finished app's achieved ρ with its final N_avg).
+Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, int cluster_gpus, double n_avg);
+
+// GPUs an app can use out of `gpus`: whole gangs of `gang`, at most `max_gpus` (0: no cap).
+int usable_gpus(int gpus, int gang, int max_gpus);
+
+// What a bid is made of besides the offer.
+struct BidQuery {
+  AppId app = 0;
+  // The held GPUs a new bundle's placement is taken with (BidRequest::held): those whose jobs the new
+  // GPUs would join. Not offered.
+  std::span<const GpuIndex> placement_held;
+  int held_gpus = 0;         // every GPU the app keeps, placement_held included; >= placement_held.size()
+  int remaining_demand = 0;  // GPUs it could use beyond them; >= 0
+  double rho_no_new = 0;     // the bid's "no new GPUs" value (AppModel::rho_without_new); > 0
+  // S of a bundle whose widest level (with placement_held) is L; each >= 1.
+  std::array<double, kLocalityLevels> slowdown{1, 1, 1, 1};
+  // What the app reports for a row of `gpus` GPUs in all at `placement` whose ρ is `rho`; empty: ρ itself.
+  // (themis-sim's lying app, Themis Fig 18.)
+  std::function<double(double rho, int gpus, Locality placement)> report;
+  BidSettings settings;
+};
+
+class AppModel {
+ public:
+  // Throws std::invalid_argument naming the first bad field.
+  explicit AppModel(AppState state);
+
+  const AppState& state() const { return state_; }
+  // GPUs it can use out of `gpus`: whole gangs, at most max_gpus.
+  int usable_gpus(int gpus) const;
+  Seconds independent_time() const { return t_id_; }
+  // T_sh − elapsed holding `gpus` GPUs in all at slowdown `slowdown` (>= 1) until it completes: 0 when it
+  // has no work left, +infinity when it has some and no usable GPU.
+  Seconds remaining_time(int gpus, double slowdown) const;
+  // ρ if it waits `wait` seconds and then runs on `gpus` GPUs at `slowdown`.
+  double rho(int gpus, double slowdown, Seconds wait = 0) const;
+  // Its fair share when it holds nothing: max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))).
+  int fair_share_gpus() const;
+  // Current ρ while holding nothing (see IdleRho), at `ideal_slowdown` (S of its best placement).
+  double idle_rho(IdleRho rule, double ideal_slowdown) const;
+  // "No new GPUs": ρ running on the `kept` GPUs it keeps (at `kept_slowdown`) when it can use them, else
+  // ρ after one more lease on one gang at `ideal_slowdown`.
+  double rho_without_new(int kept, double kept_slowdown, double ideal_slowdown) const;
+  // The bid table over `offer` (sorted): bidder::generate_bid valued by ρ(held + k, S(placement)); rows
+  // that add no whole gang are left out. No rows when it wants nothing or nothing is offered.
+  Bid bid(const Cluster& cluster, const Offer& offer, const BidQuery& query) const;
+
+ private:
+  AppState state_;
+  Seconds t_id_ = 0;
+  // remaining_time by (usable GPUs, S): a policy asks the same question many times per round.
+  mutable std::map<std::pair<int, double>, Seconds> remaining_cache_;
+};
+
+}  // namespace themis::bidder
