@@ -13,9 +13,6 @@ namespace themis::sim {
 namespace {
 
 constexpr Seconds kInf = std::numeric_limits<Seconds>::infinity();
-// A job whose remaining work would take less than this at its current rate has completed: the event
-// time was computed from the same rate, so only rounding separates it from its target.
-constexpr Seconds kCompletionSlack = 1e-6;
 
 void insert_sorted(std::vector<GpuIndex>& into, std::span<const GpuIndex> gpus) {
   into.insert(into.end(), gpus.begin(), gpus.end());
@@ -454,13 +451,25 @@ void SimApp::lose(std::span<const GpuIndex> gpus) {
   refresh_next_completion();
 }
 
+Seconds SimApp::completion_of(std::size_t j) const {
+  return progress_start(j) + (jobs_[j].target - jobs_[j].done) / rate(j, assignment_[j]);
+}
+
+Seconds SimApp::completion_on(GpuIndex gpu) const {
+  if (finished_) return kInf;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (runnable(jobs_[j]) && std::find(assignment_[j].begin(), assignment_[j].end(), gpu) != assignment_[j].end())
+      return completion_of(j);
+  return kInf;
+}
+
 void SimApp::refresh_next_completion() {
   state_changed();
   next_completion_ = kInf;
   if (finished_) return;
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     if (!runnable(jobs_[j]) || assignment_[j].empty()) continue;
-    next_completion_ = std::min(next_completion_, progress_start(j) + (jobs_[j].target - jobs_[j].done) / rate(j, assignment_[j]));
+    next_completion_ = std::min(next_completion_, completion_of(j));
   }
 }
 

@@ -54,8 +54,14 @@ class SimApp final : public arbiter::AppModel {
   // --- simulation ---
   // Moves the app's clock to `t`, advancing every running job. t >= now().
   void advance_to(Seconds t);
+  // A job within this many seconds of its target at an event has completed (settle() counts it): the
+  // event time was computed from the same rate, so only rounding separates it from its target.
+  static constexpr Seconds kCompletionSlack = 1e-6;
   // The next instant a job (or phase) completes at the current rates; +inf if nothing runs.
   Seconds next_completion() const { return next_completion_; }
+  // The instant the job running on `gpu` completes (its phase, under successive halving) at the
+  // current rates; +inf if no job runs on it.
+  Seconds completion_on(GpuIndex gpu) const;
   // Settles jobs that completed at now(): phase changes, GPU reassignment. Returns the GPUs the app can
   // no longer use (to be released by the caller).
   std::vector<GpuIndex> settle();
@@ -123,6 +129,7 @@ class SimApp final : public arbiter::AppModel {
   double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
   // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
   Seconds progress_start(std::size_t j) const;
+  Seconds completion_of(std::size_t j) const;  // job j holds GPUs and is runnable
   void reassign();
   void refresh_next_completion();
   Seconds median_serial_iter_time() const;

@@ -68,23 +68,11 @@ class Run {
         changed = true;
         observe_contention();
       }
-      // Lease expiries: the GPU goes back to the pool and is auctioned again this instant.
-      while (!expiries_.empty() && planner::lease_ends(expiries_.begin()->first, now, window_)) {
-        const GpuIndex g = expiries_.begin()->second;
-        expiries_.erase(expiries_.begin());
-        HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
-        if (lease.app >= 0 && planner::lease_ends(lease.expiry, now, window_)) {
-          const GpuIndex one[] = {g};
-          active_.at(lease.app)->lose(one);
-          release(g);
-          ++stats_.events;
-          changed = true;
-        }
-      }
-      // Completions (jobs, phases, apps).
+      // Completions (jobs, phases, apps) before expiries: a job that completes at this instant has
+      // finished, whether or not its lease ends now too, and is settled with the GPUs it ran on.
       for (auto it = active_.begin(); it != active_.end();) {
         SimApp& app = *it->second;
-        if (app.next_completion() <= now) {
+        if (app.next_completion() <= now + SimApp::kCompletionSlack) {
           ++stats_.events;
           changed = true;
           for (GpuIndex g : app.settle()) release(g);
@@ -97,6 +85,29 @@ class Run {
         } else {
           ++it;
         }
+      }
+      // Lease expiries, with those the batching window pulls forward: the GPU goes back to the pool
+      // and is auctioned again this instant. A GPU whose job completes by its lease's own end keeps
+      // running until that completion, which settles it first: the window batches expiries and must
+      // not cut off work that would finish within its lease.
+      for (auto it = expiries_.begin(); it != expiries_.end() && planner::lease_ends(it->first, now, window_);) {
+        const GpuIndex g = it->second;
+        const HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
+        if (lease.app < 0 || !planner::lease_ends(lease.expiry, now, window_)) {  // released, or leased again since
+          it = expiries_.erase(it);
+          continue;
+        }
+        SimApp& app = *active_.at(lease.app);
+        if (lease.expiry > now && app.completion_on(g) <= lease.expiry + SimApp::kCompletionSlack) {
+          ++it;
+          continue;
+        }
+        const GpuIndex one[] = {g};
+        app.lose(one);
+        release(g);
+        it = expiries_.erase(it);
+        ++stats_.events;
+        changed = true;
       }
       if (changed && !free_.empty() && any_demand()) round(now);
       demand = 0;
@@ -134,14 +145,16 @@ class Run {
   }
 
   // One round through the round planner, as the coordinator runs it. Expiring leases were already
-  // released above (the app has lost them and bids without them), so the planner sees none ending.
+  // released by the event loop (the app has lost them and bids without them).
   void round(Seconds now) {
     planner::RoundSnapshot snapshot;
     snapshot.cluster = &cluster_;
     snapshot.round = ++stats_.rounds;
     snapshot.now = now;
     snapshot.settings.lease_duration = settings_.lease;
-    snapshot.settings.batch_window = window_;
+    // The event loop has already ended the leases the window pulls in (keeping those whose job completes
+    // first), so every lease left holds past now: the planner must see none of them ending.
+    snapshot.settings.batch_window = 0;
     for (GpuIndex g = 0; g < cluster_.size(); ++g) {
       const HeldLease& l = gpus_[static_cast<std::size_t>(g)];
       if (l.app >= 0) snapshot.leases.push_back({g, l.app, 0, l.round, l.start, l.expiry, planner::JobPlacement::kByApp});
