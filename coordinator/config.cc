@@ -1,5 +1,7 @@
 #include "coordinator/config.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <stdexcept>
 #include <toml++/toml.h>
@@ -72,6 +74,13 @@ void load_reliability_tables(const std::string& path, const toml::table& root, C
 
 }  // namespace
 
+double auction_budget_for_lease(double lease_seconds) { return std::clamp(lease_seconds / 60.0, 0.5, 10.0); }
+
+double auction_budget_seconds(const CoordinatorConfig& config) {
+  if (config.auction_budget_ms > 0) return static_cast<double>(config.auction_budget_ms) / 1000.0;
+  return auction_budget_for_lease(static_cast<double>(config.lease_duration_ms) / 1000.0);
+}
+
 CoordinatorConfig load_coordinator_config(const std::string& path) {
   toml::table root;
   try {
@@ -106,6 +115,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     else if (k == "heartbeat_interval") c.heartbeat_interval_ms = duration();
     else if (k == "lease_duration") c.lease_duration_ms = duration();
     else if (k == "round_batch_window") c.round_batch_window_ms = duration();
+    else if (k == "auction_budget") c.auction_budget_ms = duration();
     else if (k == "probe_duration") c.probe_duration_ms = duration();
     else if (k == "insecure") {
       if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");

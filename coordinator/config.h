@@ -18,6 +18,10 @@ struct CoordinatorConfig {
   int heartbeat_lives = 3;
   long long lease_duration_ms = 600'000;
   long long round_batch_window_ms = 200;  // resource events within this window share one round
+  // Wall-clock budget of one winner determination (all its solves), run off the coordinator's loop; past it
+  // the best allocation found is used and its proven gap recorded. <= 0 (the default): derived from the
+  // lease, auction_budget_for_lease (docs/planner.md, "The auction off the loop").
+  long long auction_budget_ms = 0;
   // A new app's first job runs alone on one GPU for up to this long before the app competes for more, so that a
   // job that fails at once fails in seconds rather than after an auction (docs/reliability.md "Probe"). 0: off.
   long long probe_duration_ms = 20'000;
@@ -34,6 +38,11 @@ struct CoordinatorConfig {
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
 };
+
+// The default auction budget: a sixtieth of the lease, within [0.5 s, 10 s].
+double auction_budget_for_lease(double lease_seconds);
+// config.auction_budget_ms when set, else auction_budget_for_lease.
+double auction_budget_seconds(const CoordinatorConfig& config);
 
 // Throws std::invalid_argument "file:line:column: table.key: reason". A missing file is an error.
 CoordinatorConfig load_coordinator_config(const std::string& path);

@@ -44,7 +44,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
       context_(1),
       router_(context_, zmq::socket_type::router),
       db_(config.database),
-      policy_(make_coordinator_policy(config.policy, config.fairness_knob, config.filter)),
+      policy_(make_coordinator_policy(config)),
       rng_(static_cast<std::uint64_t>(config.seed)) {
   if (config_.insecure) {
     if (!net::is_loopback_endpoint(config_.listen)) {
@@ -796,6 +796,7 @@ void Coordinator::tick() {
   if (reload_.exchange(false)) reload_authorized_keys();
   const double now = unix_now();
   check_heartbeats(now);
+  finish_auction();
   // Leases reaching their expiry make their GPUs available to the next round.
   auto expiring = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
   expiring.bind(1, now);

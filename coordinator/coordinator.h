@@ -3,6 +3,7 @@
 // Protocols: docs/protocols/control.md and docs/protocols/heartbeat.md.
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -109,8 +110,16 @@ class Coordinator {
   void check_heartbeats(double now);
   // Rounds (round.cc, docs/planner.md): read a snapshot, plan it with the round planner, apply the plan.
   void run_round(double now);
-  struct LoadedRound;
+  // What a round is planned on, read from the store and the launchers' reports; it owns what the
+  // snapshot points to.
+  struct LoadedRound {
+    std::unique_ptr<Cluster> cluster;
+    std::vector<std::unique_ptr<arbiter::AppModel>> models;
+    std::map<AppId, double> rho_of;
+    planner::RoundSnapshot snapshot;
+  };
   struct RoundTiming {
+    double started_at = 0;
     std::string trigger;
     std::vector<AppId> offered_to;
     double event_at = 0;
@@ -121,6 +130,16 @@ class Coordinator {
   std::unique_ptr<LoadedRound> load_round(double now, RoundId round);
   bool send_offers(const planner::RoundFrame& frame, const std::vector<AppId>& recipients, double now);
   void apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const RoundTiming& timing);
+  // The winner determination runs on its own thread under the auction budget while the loop goes on
+  // reading heartbeats, requests and bids; once it is done, its outcome is settled against the state then
+  // and applied (docs/planner.md, "The auction off the loop").
+  struct AuctionInFlight {
+    std::unique_ptr<LoadedRound> loaded;
+    planner::RoundFrame frame;
+    RoundTiming timing;
+    std::future<arbiter::RoundOutcome> outcome;
+  };
+  void finish_auction();
   void launch_ready_jobs();
   void trigger(const std::string& why);
 
@@ -233,6 +252,8 @@ class Coordinator {
   // Messages were still waiting in the socket when the last drain stopped, since this time (0: none were).
   // A host's heartbeat may be among them, so its silence is not yet known (check_heartbeats).
   double unread_since_ = 0;
+  // Last, so that it is destroyed first: its thread uses policy_ and rng_.
+  std::optional<AuctionInFlight> auction_;
 };
 
 double unix_now();

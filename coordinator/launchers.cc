@@ -232,6 +232,9 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   auto& launcher = launchers_[app];
   const double rho = status.getRho();
   if (std::isfinite(rho) && rho > 0) launcher.rho = rho;
+  // A launcher that wants more than it said (a job preempted while it was silent, a new phase) may find
+  // free GPUs that no other event would hand out: a round looks at them.
+  const bool wants_more = static_cast<int>(status.getDemand()) > launcher.demand.value_or(0);
   launcher.demand = static_cast<int>(status.getDemand());
   const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
   launcher.progress = status.getProgress();
@@ -258,7 +261,10 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   if (done) {
     launchers_.erase(app);
     trigger("app finished");
-  } else if (first_progress) {
+  } else if (wants_more) {
+    trigger("app wants more GPUs");
+  }
+  if (!done && first_progress) {
     auto probe = db_.prepare("SELECT probe = 'running' FROM apps WHERE id = ?");
     probe.bind(1, app);
     if (probe.step() && probe.int64(0) != 0) trigger("probe job trained");  // the round settles the probe

@@ -4,12 +4,13 @@
 
 namespace themis::coordinator {
 
-std::unique_ptr<arbiter::Policy> make_coordinator_policy(const std::string& name, double fairness_knob,
-                                                         arbiter::FilterRule filter) {
+std::unique_ptr<arbiter::Policy> make_coordinator_policy(const CoordinatorConfig& config) {
   arbiter::policies::PolicySettings settings;
-  settings.filter_f = fairness_knob;
-  settings.filter = std::string(arbiter::to_string(filter));
-  return arbiter::policies::make_policy(name, settings);
+  settings.filter_f = config.fairness_knob;
+  settings.filter = std::string(arbiter::to_string(config.filter));
+  settings.lease = static_cast<double>(config.lease_duration_ms) / 1000.0;
+  settings.solver_seconds = auction_budget_seconds(config);
+  return arbiter::policies::make_policy(config.policy, settings);
 }
 
 }  // namespace themis::coordinator

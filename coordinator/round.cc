@@ -51,15 +51,6 @@ const char* to_string(arbiter::GrantKind kind) {
 
 }  // namespace
 
-// What a round is planned on, read from the store and the launchers' reports; it owns what the
-// snapshot points to.
-struct Coordinator::LoadedRound {
-  std::unique_ptr<Cluster> cluster;
-  std::vector<std::unique_ptr<StoredAppModel>> models;
-  std::map<AppId, double> rho_of;
-  planner::RoundSnapshot snapshot;
-};
-
 std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, RoundId round) {
   store::RoundStore store(db_);
   const store::RegisteredCluster registered = store.registered_cluster();
@@ -144,6 +135,7 @@ bool Coordinator::send_offers(const planner::RoundFrame& frame, const std::vecto
 }
 
 void Coordinator::run_round(double now) {
+  if (auction_) return;  // one round at a time: the next is planned once this one is applied
   // Offers went to launchers: wait for their bids (or the deadline) before the auction.
   if (pending_offer_ && now < pending_offer_->deadline && !pending_offer_->all_bids_in()) return;
   {
@@ -153,6 +145,7 @@ void Coordinator::run_round(double now) {
     admission.commit();
   }
   RoundTiming timing;
+  timing.started_at = now;
   timing.trigger = round_trigger_;
   const auto requested_at = round_requested_at_;
   round_requested_at_.reset();
@@ -170,9 +163,9 @@ void Coordinator::run_round(double now) {
   } offer_reset{pending_offer_, next_round_floor_, waiting_for_bids};
 
   const RoundId round = std::max<RoundId>(store::RoundStore(db_).next_round_id(), next_round_floor_);
-  const std::unique_ptr<LoadedRound> loaded = load_round(now, round);
+  std::unique_ptr<LoadedRound> loaded = load_round(now, round);
   if (!loaded) return;
-  const planner::RoundFrame frame = planner::open_round(loaded->snapshot);
+  planner::RoundFrame frame = planner::open_round(loaded->snapshot);
   if (frame.empty) return;
   timing.offered_to = frame.needs_policy ? policy_->offer_recipients(frame.input) : std::vector<AppId>{};
   if (frame.needs_policy && (!pending_offer_ || pending_offer_->round != round) && send_offers(frame, timing.offered_to, now)) {
@@ -185,10 +178,39 @@ void Coordinator::run_round(double now) {
   for (const planner::HeldLease& l : frame.expiring) timing.event_at = std::min(timing.event_at, l.expiry);
   if (pending_offer_ && pending_offer_->round == round) timing.offers_sent_at = pending_offer_->sent_at;
   timing.auction_started = unix_now();
+  if (!frame.needs_policy) {
+    timing.auction_finished = timing.auction_started;
+    apply_round(planner::settle_round(loaded->snapshot, frame, {}), *loaded, timing);
+    return;
+  }
+  auction_.emplace(AuctionInFlight{std::move(loaded), std::move(frame), std::move(timing), {}});
+  const arbiter::RoundInput* input = &auction_->frame.input;
+  arbiter::Policy* policy = policy_.get();
+  Rng* rng = &rng_;
+  auction_->outcome = std::async(std::launch::async, [policy, input, rng] { return policy->run_round(*input, *rng); });
+}
+
+void Coordinator::finish_auction() {
+  if (!auction_ || auction_->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  AuctionInFlight flight = std::move(*auction_);
+  auction_.reset();
+  flight.timing.auction_finished = unix_now();
+  const RoundId round = flight.frame.round;
   arbiter::RoundOutcome outcome;
-  if (frame.needs_policy) outcome = policy_->run_round(frame.input, rng_);
-  timing.auction_finished = unix_now();
-  apply_round(planner::settle_round(loaded->snapshot, frame, std::move(outcome)), *loaded, timing);
+  try {
+    outcome = flight.outcome.get();
+  } catch (const std::exception& e) {
+    spdlog::error("round {}: the policy failed ({}); the round is dropped and planned again", round, e.what());
+    trigger("policy failed");
+    return;
+  }
+  // Apps may have ended and hosts gone while the policy ran: the outcome is settled against the state now.
+  const std::unique_ptr<LoadedRound> current = load_round(flight.timing.auction_finished, round);
+  if (!current) {
+    trigger("cluster changed during the auction");
+    return;
+  }
+  apply_round(planner::settle_round(current->snapshot, flight.frame, std::move(outcome)), *flight.loaded, flight.timing);
 }
 
 // One transaction writes the round, its leases, job starts, preemptions and records; only then are
@@ -205,7 +227,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
     outcome_json["auction_winners"].push_back({{"app", w.app}, {"pf_bundle", w.pf_bundle}, {"rho", w.rho}, {"c", w.c}, {"kept", w.kept}});
   }
   if (!auction.bidders.empty()) outcome_json["auction_gap"] = auction.gap;
-  store.insert_round(round, now, timing.auction_finished, timing.trigger, std::string(policy_->name()),
+  store.insert_round(round, timing.started_at, timing.auction_finished, timing.trigger, std::string(policy_->name()),
                      static_cast<std::int64_t>(plan.offered.size()), static_cast<std::int64_t>(loaded.models.size()),
                      json(timing.offered_to).dump());
   store.end_leases(plan.expired, plan.renewed_gpus, now);

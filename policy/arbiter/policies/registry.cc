@@ -38,6 +38,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     themis.rounding = *rounding;
     themis.solver_seconds = 0;
     themis.solver_max_nodes = settings.solver_max_nodes;
+    themis.solver_seconds = settings.solver_seconds;
     themis.lease_duration = settings.lease;
     return std::make_unique<ThemisPolicy>(themis);
   }

@@ -18,6 +18,9 @@ struct PolicySettings {
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
+  // Themis' wall-clock budget for one auction (all its solves); <= 0: none. The coordinator sets one
+  // (its auction runs off the loop); themis-sim does not, so its runs are reproducible.
+  double solver_seconds = 0;
 };
 
 // Names accepted by make_policy, "themis" first when the Themis policy is built in.
