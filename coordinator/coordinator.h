@@ -126,10 +126,14 @@ class Coordinator {
     std::optional<double> offers_sent_at;
     double auction_started = 0;
     double auction_finished = 0;
+    std::string opened;     // the snapshot the round opened on, and the policy's random state then (JSON)
+    std::string rng_state;
   };
   std::unique_ptr<LoadedRound> load_round(double now, RoundId round);
   bool send_offers(const planner::RoundFrame& frame, const std::vector<AppId>& recipients, double now);
-  void apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const RoundTiming& timing);
+  // `loaded`: what the round opened on (its apps' records); `settled`: the state the plan was settled on.
+  void apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const planner::RoundSnapshot& settled,
+                   const RoundTiming& timing);
   // The winner determination runs on its own thread under the auction budget while the loop goes on
   // reading heartbeats, requests and bids; once it is done, its outcome is settled against the state then
   // and applied (docs/planner.md, "The auction off the loop").

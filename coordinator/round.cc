@@ -7,7 +7,9 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/store/round_store.h"
+#include "policy/planner/recorded_app_model.h"
 #include "policy/planner/round_planner.h"
+#include "policy/planner/round_record.h"
 #include "spec/app_spec.h"
 
 namespace themis::coordinator {
@@ -15,30 +17,6 @@ namespace themis::coordinator {
 using nlohmann::json;
 
 namespace {
-
-// What the coordinator knows about an app without a launcher: no bids, demand from its pending jobs.
-class StoredAppModel final : public arbiter::AppModel {
- public:
-  StoredAppModel(AppId id, double rho, int demand, Seconds attained, std::optional<Bid> bid = std::nullopt)
-      : id_(id), rho_(rho), demand_(demand), attained_(attained), bid_(std::move(bid)) {}
-  AppId id() const override { return id_; }
-  double current_rho() const override { return rho_; }
-  int extra_demand() const override { return demand_; }
-  // The bid its launcher sent for this round; none (no launcher, or late): a missing bid.
-  Bid bid(const Offer& /*offer*/) override { return bid_ ? *bid_ : Bid{id_, 0, {}}; }
-  Seconds attained_service() const override { return attained_; }
-  Seconds remaining_service() const override { return 0; }
-  Seconds remaining_time(std::span<const GpuIndex> /*extra*/) const override { return 0; }
-  double loss_decrease(std::span<const GpuIndex> /*extra*/) const override { return 0; }
-  double placement_score(std::span<const GpuIndex> /*extra*/) const override { return 1; }
-
- private:
-  AppId id_;
-  double rho_;
-  int demand_;
-  Seconds attained_;
-  std::optional<Bid> bid_;
-};
 
 const char* to_string(arbiter::GrantKind kind) {
   switch (kind) {
@@ -105,7 +83,7 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
     if (pending_offer_) {
       if (const auto b = pending_offer_->bids.find(app.id); b != pending_offer_->bids.end()) bid = b->second;
     }
-    loaded->models.push_back(std::make_unique<StoredAppModel>(app.id, rho, demand, 0, std::move(bid)));
+    loaded->models.push_back(std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid)));
     state.model = loaded->models.back().get();
     s.apps.push_back(std::move(state));
   }
@@ -178,9 +156,11 @@ void Coordinator::run_round(double now) {
   for (const planner::HeldLease& l : frame.expiring) timing.event_at = std::min(timing.event_at, l.expiry);
   if (pending_offer_ && pending_offer_->round == round) timing.offers_sent_at = pending_offer_->sent_at;
   timing.auction_started = unix_now();
+  timing.opened = planner::snapshot_to_json(loaded->snapshot).dump();
+  timing.rng_state = json(rng_.state()).dump();
   if (!frame.needs_policy) {
     timing.auction_finished = timing.auction_started;
-    apply_round(planner::settle_round(loaded->snapshot, frame, {}), *loaded, timing);
+    apply_round(planner::settle_round(loaded->snapshot, frame, {}), *loaded, loaded->snapshot, timing);
     return;
   }
   auction_.emplace(AuctionInFlight{std::move(loaded), std::move(frame), std::move(timing), {}});
@@ -210,12 +190,14 @@ void Coordinator::finish_auction() {
     trigger("cluster changed during the auction");
     return;
   }
-  apply_round(planner::settle_round(current->snapshot, flight.frame, std::move(outcome)), *flight.loaded, flight.timing);
+  apply_round(planner::settle_round(current->snapshot, flight.frame, std::move(outcome)), *flight.loaded, current->snapshot,
+              flight.timing);
 }
 
 // One transaction writes the round, its leases, job starts, preemptions and records; only then are
 // launchers told (architecture: a crash before the commit means the round never happened).
-void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const RoundTiming& timing) {
+void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound& loaded, const planner::RoundSnapshot& settled,
+                              const RoundTiming& timing) {
   store::RoundStore store(db_);
   const double now = plan.now;
   const RoundId round = plan.round;
@@ -286,6 +268,8 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
   store.finish_round(round, static_cast<std::int64_t>(plan.leases.size()), static_cast<std::int64_t>(plan.offered.size()) - leased,
                      outcome_json.dump(), unix_now(), timing.event_at, timing.offers_sent_at, timing.auction_started,
                      timing.auction_finished);
+  store.record_round(round, timing.opened, timing.rng_state, planner::snapshot_to_json(settled).dump(),
+                     planner::plan_to_json(plan).dump());
   tx.commit();
   const double committed = unix_now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);

@@ -2,6 +2,7 @@
 // A small deterministic random generator (xoshiro256**, seeded by splitmix64). The standard library's
 // distributions differ between implementations; this one gives the same stream everywhere, so that a
 // seeded simulation or auction is reproducible byte for byte.
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -28,6 +29,13 @@ class Rng {
     s_[2] ^= t;
     s_[3] = rotl(s_[3], 45);
     return result;
+  }
+  // The generator's whole state, to record a round and replay it from the same draws.
+  std::array<std::uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  static Rng from_state(const std::array<std::uint64_t, 4>& state) {
+    Rng rng;
+    for (std::size_t i = 0; i < 4; ++i) rng.s_[i] = state[i];
+    return rng;
   }
   // Uniform in [0, 1).
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }

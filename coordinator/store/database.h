@@ -98,6 +98,6 @@ class Database {
   std::string path_;
 };
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 }  // namespace themis::store

@@ -214,10 +214,22 @@ ALTER TABLE apps ADD COLUMN submit_token TEXT;
 CREATE UNIQUE INDEX apps_by_submit_token ON apps(owner, submit_token) WHERE submit_token IS NOT NULL;
 )sql";
 
+// What each round was planned on and what it decided (docs/planner.md, "Recorded rounds"): replaying
+// a record through the round planner gives the same plan.
+const char* const kVersion6 = R"sql(
+CREATE TABLE round_records (
+  round_id  INTEGER PRIMARY KEY REFERENCES rounds(id),
+  opened    TEXT NOT NULL,   -- JSON: the snapshot the round opened on
+  rng_state TEXT NOT NULL,   -- JSON: the policy's random state before the auction
+  settled   TEXT NOT NULL,   -- JSON: the snapshot the outcome was settled on
+  plan      TEXT NOT NULL    -- JSON: the plan applied
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6};
   return steps;
 }
 

@@ -138,6 +138,13 @@ void RoundStore::finish_round(std::int64_t round, std::int64_t granted, std::int
       .run();
 }
 
+void RoundStore::record_round(std::int64_t round, const std::string& opened, const std::string& rng_state,
+                              const std::string& settled, const std::string& plan) {
+  db_.prepare("INSERT INTO round_records(round_id, opened, rng_state, settled, plan) VALUES (?,?,?,?,?)")
+      .bind_all(round, opened, rng_state, settled, plan)
+      .run();
+}
+
 void RoundStore::mark_round_sent(std::int64_t round, double committed, double grants_sent) {
   db_.prepare("UPDATE rounds SET committed_at = ?, grants_sent_at = ? WHERE id = ?").bind_all(committed, grants_sent, round).run();
 }

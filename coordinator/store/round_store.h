@@ -61,6 +61,8 @@ class RoundStore {
   void finish_round(std::int64_t round, std::int64_t granted, std::int64_t idle, const std::string& outcome_json,
                     double finished, double event_at, std::optional<double> offers_sent_at, double auction_started,
                     double auction_finished);
+  void record_round(std::int64_t round, const std::string& opened, const std::string& rng_state, const std::string& settled,
+                    const std::string& plan);
   // After the commit.
   void mark_round_sent(std::int64_t round, double committed, double grants_sent);
 

@@ -87,7 +87,7 @@ TEST(Database, MigratesAVersion4DatabaseToSubmitTokensUniquePerOwner) {
     sqlite3_close(raw);
   }
   Database db(dir.file("t.db"));
-  EXPECT_EQ(db.user_version(), 5);
+  EXPECT_EQ(db.user_version(), kSchemaVersion);
   EXPECT_TRUE(std::filesystem::exists(dir.file("t.db.pre-v5")));
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM apps WHERE id = 1 AND name = 'old' AND submit_token IS NULL"), 1);
   auto insert = [&](int id, const std::string& owner, const std::string& token) {
