@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -93,12 +94,18 @@ struct Agent {
   std::unique_ptr<zmq::socket_t> socket;
   std::optional<Cluster> cluster;
   std::vector<GpuIndex> held;
+  std::map<GpuIndex, double> expiry;  // held GPU -> its lease's expiry, as the last grant said
   struct Job {
     int attempt = 0;
     std::vector<GpuIndex> gpus;  // empty: not running
   };
   std::vector<Job> job_state;
-  std::map<std::uint64_t, int> launch_requests;  // request id -> job
+  struct LaunchRequest {
+    int job = 0;
+    double sent_at = 0;
+    double expiry = 0;  // the earliest expiry among its GPUs' leases, as the grant it acted on said
+  };
+  std::map<std::uint64_t, LaunchRequest> launch_requests;  // request id -> launch
   std::uint64_t next_request = 1;
   int demand() const { return gpus_per_job * jobs; }
   double rho(int gpus, Locality placement, double now) const {
@@ -111,6 +118,20 @@ struct Agent {
     socket->send(frame, zmq::send_flags::dontwait);
   }
 };
+
+// Why the coordinator refused a launch, from its answer and the lease the launch acted on.
+std::string refusal_cause(const Agent::LaunchRequest& launch, const std::string& message, double answered_at) {
+  if (message.find("is not leased") != std::string::npos) {
+    if (launch.expiry <= launch.sent_at) return "GPU not leased: its lease had expired before the launch was sent";
+    if (launch.expiry <= answered_at) return "GPU not leased: its lease expired while the launch was in flight";
+    return "GPU not leased: its lease was taken back before its expiry";
+  }
+  if (message.find("is not after attempt") != std::string::npos) return "attempt not after the coordinator's";
+  for (const char* state : {"STARTING", "RUNNING", "STOPPING", "CANCELLED"}) {
+    if (message.find(std::string(" is ") + state) != std::string::npos) return std::string("job is ") + state;
+  }
+  return message;
+}
 
 std::string spec_text(const std::string& name, int jobs, int gpus_per_job) {
   std::ostringstream s;
@@ -208,6 +229,7 @@ int run(const Options& o) {
   std::map<std::int64_t, double> last_grant_at;  // round -> last agent receive time
   std::map<std::int64_t, int> grants_in;         // round -> agents that received it
   long offers = 0, bids_rows = 0, launches = 0, refused = 0;
+  std::map<std::string, long> refusals;  // cause -> count
   const double first_round_after = unix_now();
   auto measured_rounds = [&] {
     return static_cast<int>(query("SELECT count(*) FROM rounds WHERE trigger LIKE '%lease expiry%' AND grants_sent_at IS NOT NULL "
@@ -274,7 +296,11 @@ int run(const Options& o) {
           ++grants_in[round];
         }
         a.held.clear();
-        for (const auto lease : grant.getLeases()) a.held.push_back(lease.getGpu());
+        a.expiry.clear();
+        for (const auto lease : grant.getLeases()) {
+          a.held.push_back(lease.getGpu());
+          a.expiry[lease.getGpu()] = lease.getExpiry();
+        }
         std::sort(a.held.begin(), a.held.end());
         // Jobs on GPUs no longer held are being stopped by the coordinator.
         std::set<GpuIndex> busy;
@@ -300,7 +326,9 @@ int run(const Options& o) {
           launch.setAttempt(static_cast<std::uint32_t>(++job.attempt));
           auto gpus = launch.initGpus(static_cast<unsigned>(job.gpus.size()));
           for (std::size_t g = 0; g < job.gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), job.gpus[g]);
-          a.launch_requests[request] = static_cast<int>(j);
+          double expiry = std::numeric_limits<double>::infinity();
+          for (GpuIndex g : job.gpus) expiry = std::min(expiry, a.expiry[g]);
+          a.launch_requests[request] = {static_cast<int>(j), unix_now(), expiry};
           a.send(out);
           ++launches;
         }
@@ -317,9 +345,10 @@ int run(const Options& o) {
       }
       case W::ERROR: {
         if (const auto it = a.launch_requests.find(in.request_id()); it != a.launch_requests.end()) {
-          a.job_state[static_cast<std::size_t>(it->second)].gpus.clear();
-          a.launch_requests.erase(it);
+          a.job_state[static_cast<std::size_t>(it->second.job)].gpus.clear();
           ++refused;
+          ++refusals[refusal_cause(it->second, body.getError().getMessage().cStr(), now)];
+          a.launch_requests.erase(it);
         }
         break;
       }
@@ -413,6 +442,7 @@ int run(const Options& o) {
   for (auto& n : nodelets) nodelet_rss += bench::proc_status_kib(n.pid());
   std::printf("RSS: coordinator %ld MiB, %d nodelets %ld MiB in all; %ld offers answered, %ld bid rows, %ld launches (%ld refused)\n",
               bench::proc_status_kib(coordinator.pid()) / 1024, o.nodelets, nodelet_rss / 1024, offers, bids_rows, launches, refused);
+  for (const auto& [cause, count] : refusals) std::printf("  refused: %5ld  %s\n", count, cause.c_str());
   for (auto& n : nodelets) n.kill_and_wait(SIGTERM);
   coordinator.kill_and_wait(SIGTERM);
   if (o.state_dir.empty()) fs::remove_all(dir);
