@@ -3,6 +3,10 @@
 // agents held by this process, one ZeroMQ DEALER each, speaking the launcher protocol (docs/launcher.md):
 // they attach, answer every offer with a bid from the bidder library (bidder/bid_generator.h), report
 // ρ and demand, and launch their jobs (`sleep`, started by the nodelets) on the GPUs they are granted.
+// As themis-launch does, an agent names the leases a launch acts on, puts no job on a lease about to end
+// (launcher/agent.h, launch_margin), and relaunches a job only once its last attempt's ranks all exited.
+// The apps are foreground launcher apps (the coordinator never places their jobs) and run no probe.
+// Launches the coordinator refused are counted by cause (docs/protocols/control.md "Stale grants").
 //
 // The resource event is lease expiry: every lease lasts --lease, so every expiry re-auctions the GPUs.
 // For each round triggered by lease expiry it reports, from the coordinator's rounds table (times taken
@@ -26,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -92,13 +97,30 @@ struct Agent {
   double submitted_at = 0;
   std::unique_ptr<zmq::socket_t> socket;
   std::optional<Cluster> cluster;
+  double lease_seconds = 0;
   std::vector<GpuIndex> held;
+  struct Lease {
+    std::int64_t id = 0;
+    double expiry = 0;  // on this process's clock
+  };
+  std::map<GpuIndex, Lease> leases;  // held GPU -> its lease, as the last grant said
   struct Job {
     int attempt = 0;
-    std::vector<GpuIndex> gpus;  // empty: not running
+    std::vector<GpuIndex> gpus;  // the current attempt's; empty: none launched (or refused)
+    int exited = 0;              // ranks of the current attempt that exited
+    bool lost = false;           // a GPU of it is no longer held: the coordinator is stopping it
+    bool running() const { return !gpus.empty() && !lost && exited < static_cast<int>(gpus.size()); }
+    // A new attempt may start once the last one's ranks have all exited (the coordinator refuses a
+    // launch of a job it is still stopping).
+    bool launchable() const { return gpus.empty() || exited >= static_cast<int>(gpus.size()); }
   };
   std::vector<Job> job_state;
-  std::map<std::uint64_t, int> launch_requests;  // request id -> job
+  struct LaunchRequest {
+    int job = 0;
+    double sent_at = 0;
+    double expiry = 0;  // the earliest expiry among its GPUs' leases, as the grant it acted on said
+  };
+  std::map<std::uint64_t, LaunchRequest> launch_requests;  // request id -> launch
   std::uint64_t next_request = 1;
   int demand() const { return gpus_per_job * jobs; }
   double rho(int gpus, Locality placement, double now) const {
@@ -112,11 +134,34 @@ struct Agent {
   }
 };
 
+// Why the coordinator refused a launch, from its answer and the lease the launch acted on.
+std::string refusal_cause(const Agent::LaunchRequest& launch, wire::ErrorCode code, const std::string& message,
+                          double answered_at) {
+  if (code == wire::ErrorCode::STALE_GRANT) {
+    if (launch.expiry <= launch.sent_at) return "stale grant: its lease had expired before the launch was sent";
+    if (launch.expiry <= answered_at) return "stale grant: its lease expired while the launch was in flight";
+    return "stale grant: its lease was ended before its expiry";
+  }
+  if (message.find("is not leased") != std::string::npos) {
+    if (launch.expiry <= launch.sent_at) return "GPU not leased: its lease had expired before the launch was sent";
+    if (launch.expiry <= answered_at) return "GPU not leased: its lease expired while the launch was in flight";
+    return "GPU not leased: its lease was taken back before its expiry";
+  }
+  if (message.find("is not after attempt") != std::string::npos) return "attempt not after the coordinator's";
+  for (const char* state : {"STARTING", "RUNNING", "STOPPING", "CANCELLED"}) {
+    if (message.find(std::string(" is ") + state) != std::string::npos) return std::string("job is ") + state;
+  }
+  return message;
+}
+
 std::string spec_text(const std::string& name, int jobs, int gpus_per_job) {
   std::ostringstream s;
   s << "name = \"" << name << "\"\ncommand = [\"sleep\", \"100000\"]\n[hyperparameters]\nx = [";
   for (int j = 0; j < jobs; ++j) s << (j ? ", " : "") << j;
   s << "]\n[resources]\ngpus_per_job = " << gpus_per_job << "\n[checkpoint]\ngrace_period = \"1s\"\n";
+  // Its launcher is this process's agent: the coordinator waits for it to attach and never places the app's
+  // jobs itself (an app without a [scheduler] table would have its jobs placed by the coordinator until then).
+  s << "[scheduler]\nlauncher = \"foreground\"\n";
   return s.str();
 }
 
@@ -135,7 +180,9 @@ int run(const Options& o) {
              "[cluster]\ncoordinator = \"" + endpoint + "\"\n\n[coordinator]\nlisten = \"" + endpoint +
                  "\"\ndatabase = \"" + db_path + "\"\ninsecure = true\nheartbeat_interval = \"" + o.heartbeat +
                  "\"\nheartbeat_lives = 3\nlease_duration = \"" + o.lease + "\"\nround_batch_window = \"" +
-                 o.batch_window + "\"\npolicy = \"themis\"\nseed = " + std::to_string(o.seed) + "\n");
+                 o.batch_window + "\"\npolicy = \"themis\"\nseed = " + std::to_string(o.seed) +
+                 // The agents run no first-iteration probe (docs/reliability.md "Probe"): the apps compete at once.
+                 "\nprobe_duration = \"0s\"\n");
   std::cout << "state in " << dir << ", coordinator on " << endpoint << "\n";
   testing::Process coordinator({o.bin_dir + "/themis-coordinator", "-c", dir + "/themis.toml", "--insecure"},
                                dir + "/coordinator.log");
@@ -208,6 +255,7 @@ int run(const Options& o) {
   std::map<std::int64_t, double> last_grant_at;  // round -> last agent receive time
   std::map<std::int64_t, int> grants_in;         // round -> agents that received it
   long offers = 0, bids_rows = 0, launches = 0, refused = 0;
+  std::map<std::string, long> refusals;  // cause -> count
   const double first_round_after = unix_now();
   auto measured_rounds = [&] {
     return static_cast<int>(query("SELECT count(*) FROM rounds WHERE trigger LIKE '%lease expiry%' AND grants_sent_at IS NOT NULL "
@@ -225,6 +273,13 @@ int run(const Options& o) {
           spec.machines.push_back(std::move(m));
         }
         a.cluster.emplace(spec);
+        a.lease_seconds = body.getAttached().getLeaseMs() / 1000.0;
+        for (const auto job : body.getAttached().getJobs()) {
+          if (job.getJob() >= 0 && job.getJob() < static_cast<std::int64_t>(a.job_state.size())) {
+            auto& state = a.job_state[static_cast<std::size_t>(job.getJob())];
+            state.attempt = std::max(state.attempt, static_cast<int>(job.getAttempt()));
+          }
+        }
         break;
       }
       case W::OFFER: {
@@ -274,23 +329,34 @@ int run(const Options& o) {
           ++grants_in[round];
         }
         a.held.clear();
-        for (const auto lease : grant.getLeases()) a.held.push_back(lease.getGpu());
+        a.leases.clear();
+        // Expiries on this process's clock: a lease has (expiry - sentAt) left as the grant arrives.
+        const double to_local = grant.getSentAt() > 0 ? now - grant.getSentAt() : 0;
+        for (const auto lease : grant.getLeases()) {
+          a.held.push_back(lease.getGpu());
+          a.leases[lease.getGpu()] = {lease.getId(), lease.getExpiry() + to_local};
+        }
         std::sort(a.held.begin(), a.held.end());
         // Jobs on GPUs no longer held are being stopped by the coordinator.
         std::set<GpuIndex> busy;
         for (auto& job : a.job_state) {
           const bool kept = std::all_of(job.gpus.begin(), job.gpus.end(),
                                         [&](GpuIndex g) { return std::binary_search(a.held.begin(), a.held.end(), g); });
-          if (!kept) job.gpus.clear();
-          busy.insert(job.gpus.begin(), job.gpus.end());
+          if (!kept && job.running()) job.lost = true;
+          if (job.running()) busy.insert(job.gpus.begin(), job.gpus.end());
         }
+        // As themis-launch does (launcher/agent.h, launch_margin): no job goes onto a lease about to end; the
+        // grant of the round that re-auctions it says whether the app keeps it.
+        const double margin = std::min(1.0, a.lease_seconds / 10);
         std::vector<GpuIndex> idle;
         for (GpuIndex g : a.held)
-          if (!busy.count(g)) idle.push_back(g);
+          if (!busy.count(g) && a.leases[g].expiry >= now + margin) idle.push_back(g);
         for (std::size_t j = 0; j < a.job_state.size(); ++j) {
           auto& job = a.job_state[j];
-          if (!job.gpus.empty() || static_cast<int>(idle.size()) < a.gpus_per_job) continue;
+          if (!job.launchable() || static_cast<int>(idle.size()) < a.gpus_per_job) continue;
           job.gpus.assign(idle.begin(), idle.begin() + a.gpus_per_job);
+          job.exited = 0;
+          job.lost = false;
           idle.erase(idle.begin(), idle.begin() + a.gpus_per_job);
           const std::uint64_t request = a.next_request++;
           net::OutMessage out(request);
@@ -300,7 +366,11 @@ int run(const Options& o) {
           launch.setAttempt(static_cast<std::uint32_t>(++job.attempt));
           auto gpus = launch.initGpus(static_cast<unsigned>(job.gpus.size()));
           for (std::size_t g = 0; g < job.gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), job.gpus[g]);
-          a.launch_requests[request] = static_cast<int>(j);
+          auto named = launch.initLeases(static_cast<unsigned>(job.gpus.size()));
+          for (std::size_t g = 0; g < job.gpus.size(); ++g) named.set(static_cast<unsigned>(g), a.leases[job.gpus[g]].id);
+          double expiry = std::numeric_limits<double>::infinity();
+          for (GpuIndex g : job.gpus) expiry = std::min(expiry, a.leases[g].expiry);
+          a.launch_requests[request] = {static_cast<int>(j), unix_now(), expiry};
           a.send(out);
           ++launches;
         }
@@ -317,9 +387,10 @@ int run(const Options& o) {
       }
       case W::ERROR: {
         if (const auto it = a.launch_requests.find(in.request_id()); it != a.launch_requests.end()) {
-          a.job_state[static_cast<std::size_t>(it->second)].gpus.clear();
-          a.launch_requests.erase(it);
+          a.job_state[static_cast<std::size_t>(it->second.job)].gpus.clear();
           ++refused;
+          ++refusals[refusal_cause(it->second, body.getError().getCode(), body.getError().getMessage().cStr(), now)];
+          a.launch_requests.erase(it);
         }
         break;
       }
@@ -327,7 +398,7 @@ int run(const Options& o) {
       case W::EXITED: {
         const auto job = static_cast<std::size_t>(body.getExited().getJob());
         if (job < a.job_state.size() && static_cast<int>(body.getExited().getAttempt()) == a.job_state[job].attempt)
-          a.job_state[job].gpus.clear();
+          ++a.job_state[job].exited;
         break;
       }
       default: break;
@@ -413,6 +484,7 @@ int run(const Options& o) {
   for (auto& n : nodelets) nodelet_rss += bench::proc_status_kib(n.pid());
   std::printf("RSS: coordinator %ld MiB, %d nodelets %ld MiB in all; %ld offers answered, %ld bid rows, %ld launches (%ld refused)\n",
               bench::proc_status_kib(coordinator.pid()) / 1024, o.nodelets, nodelet_rss / 1024, offers, bids_rows, launches, refused);
+  for (const auto& [cause, count] : refusals) std::printf("  refused: %5ld  %s\n", count, cause.c_str());
   for (auto& n : nodelets) n.kill_and_wait(SIGTERM);
   coordinator.kill_and_wait(SIGTERM);
   if (o.state_dir.empty()) fs::remove_all(dir);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
@@ -12,6 +14,32 @@
 namespace themis::coordinator {
 
 using nlohmann::json;
+
+namespace {
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f s", seconds);
+  return text;
+}
+
+// How lease `id`, one of app `app`'s leases of `gpu`, ended before `now` ("expired 0.031 s before this launch
+// arrived"); nullopt when it is no such lease. Called only when no lease of `gpu` to the app is active now.
+std::optional<std::string> lease_end(store::Database& db, std::int64_t id, std::int64_t app, GpuIndex gpu, double now) {
+  auto st = db.prepare("SELECT state, expiry, released_at, coalesce(release_reason, '') FROM leases "
+                       "WHERE id = ? AND app_id = ? AND gpu = ?");
+  st.bind_all(id, app, static_cast<std::int64_t>(gpu));
+  if (!st.step()) return std::nullopt;
+  const std::string state = st.text(0), reason = st.text(3);
+  // A released lease was ended early; any other ended at its expiry (an active row past it is re-auctioned by
+  // the next round).
+  const bool released = state == "released" && !st.is_null(2);
+  const double ended_at = released ? st.real(2) : st.real(1);
+  const std::string how = released ? "was released (" + reason + ")" : "expired";
+  return how + " " + seconds_text(now - ended_at) + " before this launch arrived";
+}
+
+}  // namespace
 
 bool Coordinator::has_launcher(std::int64_t app) const { return launchers_.count(app) > 0; }
 
@@ -151,12 +179,35 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
     throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + ": attempt " +
                              std::to_string(attempt) + " is not after attempt " + std::to_string(st.int64(1)));
   }
-  for (GpuIndex g : gpus) {
+  const auto named = launch.getLeases();
+  if (named.size() != 0 && named.size() != gpus.size()) {
+    throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + ": names " +
+                             std::to_string(named.size()) + " leases for " + std::to_string(gpus.size()) + " GPUs");
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const GpuIndex g = gpus[i];
     auto lease = db_.prepare("SELECT count(*) FROM leases WHERE gpu = ? AND app_id = ? AND state = 'active' AND expiry > ?");
     lease.bind_all(static_cast<std::int64_t>(g), app, now);
     lease.step();
     if (lease.int64(0) == 0) {
-      throw std::runtime_error("denied: launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
+      if (named.size() == 0) {
+        throw std::runtime_error("denied: launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
+      }
+      // The launch names the lease its grant gave: if that lease has ended since, the launcher acted on a
+      // grant that was out of date by the time the launch arrived (docs/protocols/control.md "Stale grants").
+      const auto ended = lease_end(db_, named[static_cast<unsigned>(i)], app, g, now);
+      if (!ended) {
+        throw std::runtime_error("denied: launch: lease " + std::to_string(named[static_cast<unsigned>(i)]) +
+                                 " is not a lease of GPU " + std::to_string(g) + " to app " + std::to_string(app));
+      }
+      const std::string why = "stale grant: job " + std::to_string(app) + "_" + std::to_string(job) + " attempt " +
+                              std::to_string(attempt) + ": GPU " + std::to_string(g) + "'s lease " +
+                              std::to_string(named[static_cast<unsigned>(i)]) + " " + *ended +
+                              "; not launched, wait for the next grant";
+      spdlog::info("{}", why);
+      auto out = net::make_error(in.request_id(), wire::ErrorCode::STALE_GRANT, why);
+      reply(routing_id, out);
+      return;  // nothing was written: the transaction rolls back
     }
     // The GPU is leased to this app, so a worker of another app (or an earlier attempt) still on it is being
     // stopped: the launch waits in STARTING until it is gone (launch_ready_jobs). Only a job of this app that is
@@ -343,10 +394,10 @@ void Coordinator::forward_exit(std::int64_t app, wire::Exited::Reader exited) {
 void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
   const auto it = launchers_.find(app);
   if (it == launchers_.end()) return;
-  std::vector<std::tuple<std::int64_t, double, double, std::int64_t>> leases;
-  auto st = db_.prepare("SELECT gpu, start, expiry, job FROM leases WHERE app_id = ? AND state = 'active' ORDER BY gpu");
+  std::vector<std::tuple<std::int64_t, double, double, std::int64_t, std::int64_t>> leases;
+  auto st = db_.prepare("SELECT gpu, start, expiry, job, id FROM leases WHERE app_id = ? AND state = 'active' ORDER BY gpu");
   st.bind(1, app);
-  while (st.step()) leases.emplace_back(st.int64(0), st.real(1), st.real(2), st.int64(3));
+  while (st.step()) leases.emplace_back(st.int64(0), st.real(1), st.real(2), st.int64(3), st.int64(4));
   net::OutMessage out(next_request_id_++);
   auto grant = out.body().initGrant();
   grant.setApp(app);
@@ -360,7 +411,9 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
     list[static_cast<unsigned>(i)].setJob(std::get<3>(leases[i]));
     list[static_cast<unsigned>(i)].setStart(std::get<1>(leases[i]));
     list[static_cast<unsigned>(i)].setExpiry(std::get<2>(leases[i]));
+    list[static_cast<unsigned>(i)].setId(std::get<4>(leases[i]));
   }
+  grant.setSentAt(unix_now());
   reply(it->second.routing_id, out);
 }
 

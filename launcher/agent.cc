@@ -21,6 +21,8 @@ std::string_view to_string(JobState state) {
   return "?";
 }
 
+Seconds launch_margin(Seconds lease_seconds) { return std::min(1.0, lease_seconds / 10); }
+
 Agent::Agent(const Cluster& cluster, const AgentConfig& config, Seconds start, int active_apps)
     : cluster_(cluster),
       config_(config),
@@ -56,6 +58,15 @@ bool Agent::uses_gpus(JobState state) const {
   return state == JobState::kStarting || state == JobState::kRunning || state == JobState::kStopping;
 }
 
+void Agent::set_held_leases(const std::vector<HeldLease>& leases, bool probe) {
+  std::vector<GpuIndex> held;
+  for (const auto& lease : leases) held.push_back(lease.gpu);
+  set_held_gpus(std::move(held), probe);
+  for (const auto& lease : leases) {
+    if (lease.expiry < std::numeric_limits<double>::infinity()) expiry_[lease.gpu] = lease.expiry;
+  }
+}
+
 void Agent::set_held_gpus(std::vector<GpuIndex> held, bool probe) {
   std::sort(held.begin(), held.end());
   held.erase(std::unique(held.begin(), held.end()), held.end());
@@ -63,6 +74,7 @@ void Agent::set_held_gpus(std::vector<GpuIndex> held, bool probe) {
     if (g < 0 || g >= cluster_.size()) throw std::invalid_argument("agent: held GPU " + std::to_string(g) + " is outside the cluster");
   }
   held_ = std::move(held);
+  expiry_.clear();
   if (!probe) probe_launched_ = false;
   probe_ = probe;
   for (auto& job : jobs_) job.blocked = false;
@@ -179,7 +191,7 @@ std::vector<GpuIndex> Agent::free_gpus() const {
   return free;
 }
 
-std::vector<LaunchCommand> Agent::take_launches() {
+std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
   std::vector<LaunchCommand> launches;
   if (failed()) return launches;
   int running = 0;
@@ -196,7 +208,12 @@ std::vector<LaunchCommand> Agent::take_launches() {
     const int slots = std::max(0, config_.max_concurrent_jobs - running);
     if (static_cast<int>(waiting.size()) > slots) waiting.resize(static_cast<std::size_t>(slots));
   }
-  const auto free = free_gpus();
+  auto free = free_gpus();
+  const Seconds margin = launch_margin(config_.lease_seconds);
+  std::erase_if(free, [&](GpuIndex g) {
+    const auto expiry = expiry_.find(g);
+    return expiry != expiry_.end() && expiry->second < now + margin;
+  });
   if (probe_) {
     // The probe: one attempt of the first job due, alone on the probe's GPU, with the job's real environment.
     if (running > 0 || probe_launched_ || waiting.empty() || free.empty()) return launches;

@@ -13,6 +13,8 @@
 // then, is attempt + 1 and resumes from that checkpoint. Exits of an older attempt are ignored.
 // A job whose phase target is reached becomes kIdle; when its phase ends, successive halving makes the
 // survivors kWaiting again with the next target (they resume from their checkpoint) and stops the rest.
+#include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -49,6 +51,19 @@ struct AgentConfig {
   bidder::SlowdownPriors slowdown_priors{};
   int warmup_iterations = 1;       // iterations after each start left out of the timings
 };
+
+// A lease the app holds: its GPU and when it ends, on the clock the agent's `now` values use (the daemon
+// converts the coordinator's expiry with the grant's send time). +inf: not known.
+struct HeldLease {
+  GpuIndex gpu = 0;
+  Seconds expiry = std::numeric_limits<double>::infinity();
+};
+
+// The least time a lease must have left for a job to be launched onto its GPU: a tenth of the lease, at most
+// 1 s. Closer to its expiry the launch may reach the coordinator after the lease ended (a stale grant), and a
+// job started then is stopped at the GPU's re-auction unless the app wins it back; the grant of that round
+// says which, a batch window after the expiry (docs/protocols/control.md "Stale grants").
+Seconds launch_margin(Seconds lease_seconds);
 
 struct LaunchCommand {
   int job = 0;
@@ -90,6 +105,9 @@ class Agent {
   // competes for gangs. Once the probe is over, a job still on fewer GPUs than a gang stops (checkpoint)
   // and resumes on a whole gang.
   void set_held_gpus(std::vector<GpuIndex> held, bool probe = false);
+  // The same with each lease's expiry: take_launches(now) puts no job on a GPU whose lease ends within
+  // launch_margin(lease_seconds) of `now`.
+  void set_held_leases(const std::vector<HeldLease>& leases, bool probe = false);
   void set_active_apps(int active_apps, Seconds now);
   // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
   void on_worker_start(int job, int attempt, std::int64_t resumed_from);
@@ -106,16 +124,17 @@ class Agent {
   // launch). Jobs whose phase target was reached become idle.
   void restore_progress(const SchedulerProgress& progress, const std::vector<int>& failures);
 
-  // The coordinator refused to launch (job, attempt) (e.g. a GPU not leased any more): it waits again,
-  // and is not retried before the next set_held_gpus().
+  // The coordinator refused to launch (job, attempt) (e.g. a GPU not leased any more, a stale grant): it
+  // waits again, and is not retried before the next set_held_gpus().
   void on_launch_refused(int job, int attempt);
   // A rank of an attempt this agent did not start (an earlier launcher's) exited: the job's GPUs may be
   // free now, so a refused launch is tried again.
   void on_earlier_attempt_exit(int job);
 
   // ---- decisions
-  // Puts waiting runnable jobs on free held GPUs; returns what to launch and stop since the last call.
-  std::vector<LaunchCommand> take_launches();
+  // Puts waiting runnable jobs on free held GPUs whose leases have launch_margin() left at `now` (the
+  // default: every lease counts as long enough); returns what to launch since the last call.
+  std::vector<LaunchCommand> take_launches(Seconds now = -std::numeric_limits<double>::infinity());
   std::vector<StopCommand> take_stops();
   // The bid for an offer: rows over whole gangs only; rho_no_new per architecture.md §3.
   Bid bid(const Offer& offer, Seconds now) const;
@@ -171,6 +190,7 @@ class Agent {
   TimingModel timing_;
   std::vector<Job> jobs_;
   std::vector<GpuIndex> held_;
+  std::map<GpuIndex, Seconds> expiry_;  // of the held leases whose expiry is known
   bool probe_ = false;           // the holding is the probe
   bool probe_launched_ = false;  // its one attempt was asked for
   std::vector<StopCommand> stops_;

@@ -82,6 +82,10 @@ void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/, bool pro
   agent_.set_held_gpus(std::move(held), probe);
 }
 
+void AppSession::on_held_leases(const std::vector<HeldLease>& leases, Seconds /*now*/, bool probe) {
+  agent_.set_held_leases(leases, probe);
+}
+
 void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code, int signal, bool stop_ordered, Seconds now) {
   const auto it = attempts_.find({job, attempt});
   if (it == attempts_.end()) {
@@ -158,9 +162,9 @@ void AppSession::on_report_line(std::string_view line, Seconds /*now*/) {
   }
 }
 
-std::vector<JobLaunch> AppSession::take_launches() {
+std::vector<JobLaunch> AppSession::take_launches(Seconds now) {
   std::vector<JobLaunch> out;
-  for (auto& launch : agent_.take_launches()) {
+  for (auto& launch : agent_.take_launches(now)) {
     Attempt a;
     a.world_size = static_cast<int>(launch.gpus.size());
     attempts_[{launch.job, launch.attempt}] = a;

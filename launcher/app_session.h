@@ -7,6 +7,7 @@
 // An attempt ends when every rank has exited (the coordinator relays each rank's exit). Its outcome:
 // rank 0's "exit" event status when it arrived ("completed", "preempted"; anything else is a failure),
 // else the exit codes: all 0 is "completed", or "preempted" if the launcher had asked it to stop.
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ class AppSession {
   Bid on_offer(const Offer& offer, int active_apps, Seconds now);
   // `probe`: the grant is the app's first-iteration probe (Agent::set_held_gpus).
   void on_leases(std::vector<GpuIndex> held, Seconds now, bool probe = false);
+  // The same with each lease's expiry (on the clock of `now`): no job goes onto a lease about to end
+  // (Agent::take_launches).
+  void on_held_leases(const std::vector<HeldLease>& leases, Seconds now, bool probe = false);
   // `stop_ordered`: the coordinator had ordered the attempt to stop, so a clean exit is a preemption even when
   // rank 0's own exit status has not been read yet (this launcher was not listening when the stop came).
   void on_rank_exit(int job, int attempt, int rank, int exit_code, int signal, bool stop_ordered, Seconds now);
@@ -60,7 +64,8 @@ class AppSession {
   // Jobs successive halving dropped since the last call (the coordinator marks them done, never run).
   std::vector<int> take_stopped_early();
 
-  std::vector<JobLaunch> take_launches();
+  // Launches onto leases with launch_margin() left at `now` (the default: every lease counts as long enough).
+  std::vector<JobLaunch> take_launches(Seconds now = -std::numeric_limits<double>::infinity());
   std::vector<StopCommand> take_stops();
   AppStatus status(Seconds now) const;
   // Lines worth a log entry since the last call (starts, resumes, exits, phase ends).

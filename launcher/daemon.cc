@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -202,12 +203,20 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
       break;
     }
     case W::GRANT: {
-      std::vector<GpuIndex> held;
-      for (const auto lease : body.getGrant().getLeases()) held.push_back(lease.getGpu());
-      const bool probe = body.getGrant().getProbe();
-      spdlog::info("round {}: holding {} GPUs{}", body.getGrant().getRound(), held.size(),
+      const auto grant = body.getGrant();
+      // Expiries on this process's clock: a lease has (expiry - sentAt) left as the grant arrives, whatever
+      // the skew between this host's clock and the coordinator's (an older coordinator sends no sentAt).
+      const double to_local = grant.getSentAt() > 0 ? now - grant.getSentAt() : 0;
+      std::vector<HeldLease> held;
+      lease_ids_.clear();
+      for (const auto lease : grant.getLeases()) {
+        held.push_back({lease.getGpu(), lease.getExpiry() + to_local});
+        if (lease.getId() > 0) lease_ids_[lease.getGpu()] = lease.getId();
+      }
+      const bool probe = grant.getProbe();
+      spdlog::info("round {}: holding {} GPUs{}", grant.getRound(), held.size(),
                    probe ? " for the app's probe (one job on one GPU)" : "");
-      session_->on_leases(std::move(held), now, probe);
+      session_->on_held_leases(held, now, probe);
       break;
     }
     case W::EXITED: {
@@ -218,7 +227,9 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
     }
     case W::ERROR: {
       const auto e = body.getError();
-      spdlog::warn("coordinator: {}", e.getMessage().cStr());
+      // A stale grant is a race with a lease's end, not a fault: the job waits for the next grant.
+      if (e.getCode() == wire::ErrorCode::STALE_GRANT) spdlog::info("coordinator: {}", e.getMessage().cStr());
+      else spdlog::warn("coordinator: {}", e.getMessage().cStr());
       if (const auto it = launch_requests_.find(in.request_id()); it != launch_requests_.end()) {
         session_->on_launch_refused(it->second.first, it->second.second, e.getMessage().cStr());
         launch_requests_.erase(it);
@@ -259,7 +270,7 @@ void LauncherDaemon::flush_commands(double now) {
     send(out);
     spdlog::info("job {}: stopped early by successive halving", job);
   }
-  for (const auto& launch : session_->take_launches()) {
+  for (const auto& launch : session_->take_launches(now)) {
     launch_requests_[request_id_] = {launch.job, launch.attempt};
     net::OutMessage out(request_id_++);
     auto msg = out.body().initLaunchJob();
@@ -268,6 +279,11 @@ void LauncherDaemon::flush_commands(double now) {
     msg.setAttempt(static_cast<std::uint32_t>(launch.attempt));
     auto gpus = msg.initGpus(static_cast<unsigned>(launch.gpus.size()));
     for (std::size_t g = 0; g < launch.gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), launch.gpus[g]);
+    // The leases it acts on, so that a launch arriving after one of them ended is told so (staleGrant).
+    if (std::all_of(launch.gpus.begin(), launch.gpus.end(), [&](GpuIndex g) { return lease_ids_.count(g) > 0; })) {
+      auto leases = msg.initLeases(static_cast<unsigned>(launch.gpus.size()));
+      for (std::size_t g = 0; g < launch.gpus.size(); ++g) leases.set(static_cast<unsigned>(g), lease_ids_.at(launch.gpus[g]));
+    }
     auto env = msg.initEnv(static_cast<unsigned>(launch.env.size()));
     unsigned i = 0;
     for (const auto& [name, value] : launch.env) {

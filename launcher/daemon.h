@@ -57,6 +57,7 @@ class LauncherDaemon {
   double last_status_ = 0;
   std::string last_status_text_;
   std::map<std::uint64_t, std::pair<int, int>> launch_requests_;  // request id -> (job, attempt)
+  std::map<GpuIndex, std::int64_t> lease_ids_;                     // held GPU -> its lease, as the last grant said
 };
 
 double unix_now();

@@ -47,6 +47,8 @@ enum ErrorCode {
   badSpec @5;          # app spec rejected; message names the field
   notRegistered @6;    # heartbeat from a host the coordinator has no session for: register again
   internal @7;
+  staleGrant @8;       # launchJob on a lease that ended (expired, released) after the grant it acted on:
+                       # the launcher's view is out of date, not wrong; it waits for the next grant
 }
 
 struct ErrorReply {
@@ -171,6 +173,7 @@ struct LeaseMsg {
   job @1 :Int64;
   start @2 :Float64;                 # unix seconds
   expiry @3 :Float64;
+  id @4 :Int64;                      # the lease (leases.id): launchJob names the lease it acts on
 }
 
 struct GrantMsg {
@@ -179,6 +182,9 @@ struct GrantMsg {
   leases @2 :List(LeaseMsg);
   probe @3 :Bool;                    # the app's first-iteration probe (docs/reliability.md "Probe"): its one
                                      # lease runs one job on one GPU, whatever the app's gpus_per_job
+  sentAt @4 :Float64;                # the coordinator's clock when it sent the grant (unix seconds): a lease
+                                     # has expiry - sentAt left when the grant arrives, whatever the skew
+                                     # between the two hosts' clocks (0: an older coordinator)
 }
 
 struct Submit {
@@ -261,6 +267,9 @@ struct LaunchJob {
   attempt @2 :UInt32;                # > the job's last attempt
   gpus @3 :List(Int32);
   env @4 :List(EnvVar);              # added to the ranks' environment (wins over the app's)
+  leases @5 :List(Int64);            # the lease each GPU was held under in the grant the launch acts on
+                                     # (LeaseMsg.id, in the order of gpus; empty: none named): a launch
+                                     # whose named lease has ended is answered staleGrant, not denied
 }
 
 # launcher -> coordinator: stop an attempt (SIGTERM, checkpoint, exit); attempt 0 with reason

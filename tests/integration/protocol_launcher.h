@@ -1,6 +1,7 @@
 #pragma once
 // A test's stand-in for an app's launcher on the launcher protocol (docs/launcher.md): a CURVE DEALER that
-// attaches to one app and hands every offer it receives to the test, which answers (or not) as it likes.
+// attaches to one app and hands every offer (or every message) it receives to the test, which answers (or not)
+// as it likes.
 #include <zmq.hpp>
 
 #include <cstdint>
@@ -29,6 +30,14 @@ class ProtocolLauncher {
   // Reads what arrived and calls `on_offer(message)` for each offer; true once attached.
   template <typename OnOffer>
   bool pump(OnOffer&& on_offer) {
+    return pump_all([&](const net::InMessage& in) {
+      if (in.which() == wire::Envelope::Body::Which::OFFER) on_offer(in);
+    });
+  }
+
+  // Reads what arrived and calls `on_message(message)` for each (grants, answers, offers...); true once attached.
+  template <typename OnMessage>
+  bool pump_all(OnMessage&& on_message) {
     zmq::message_t frame;
     while (socket_.recv(frame, zmq::recv_flags::dontwait)) {
       wire::ErrorCode code{};
@@ -36,7 +45,7 @@ class ProtocolLauncher {
       auto in = net::InMessage::parse(frame, &code, &error);
       if (!in) continue;
       if (in->which() == wire::Envelope::Body::Which::ATTACHED) attached_ = true;
-      if (in->which() == wire::Envelope::Body::Which::OFFER) on_offer(*in);
+      on_message(*in);
     }
     return attached_;
   }

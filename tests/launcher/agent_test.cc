@@ -280,5 +280,43 @@ TEST(Agent, ARefusedLaunchWaitsAndTheNextTryIsANewAttempt) {
   EXPECT_EQ(agent.job(0).state, JobState::kWaiting);
 }
 
+// A grant re-sends every lease the app holds, also one about to expire: a job launched onto it would reach the
+// coordinator after the lease ended (a stale grant), or be stopped at the GPU's re-auction. It waits for the
+// grant of that round instead.
+TEST(Agent, NoJobGoesOntoALeaseAboutToEndAndTheRenewedLeaseLaunchesIt) {
+  const auto cluster = testing::two_rack_cluster();
+  AgentConfig config = single_job(2, 100);
+  config.lease_seconds = 10;
+  EXPECT_DOUBLE_EQ(launch_margin(10), 1.0);
+  EXPECT_DOUBLE_EQ(launch_margin(60), 1.0);
+  EXPECT_DOUBLE_EQ(launch_margin(2), 0.2);
+  Agent agent(cluster, config, 0, 1);
+  // GPUs 4 and 5 under leases ending at 110 and 120; GPU 8's ends at 109.5.
+  agent.set_held_leases({{4, 110}, {5, 120}, {8, 109.5}});
+  EXPECT_TRUE(agent.take_launches(109.2).empty()) << "GPU 4's lease has 0.8 s left, under the 1 s margin";
+  auto launches = agent.take_launches(108.0);
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].gpus, (std::vector<GpuIndex>{4, 5})) << "GPU 8 (1.5 s left) is not a gang's without 4 or 5";
+  // The job runs; leases ending do not stop it (only the next grant does).
+  agent.on_worker_start(0, 1, -1);
+  EXPECT_TRUE(agent.take_stops().empty());
+
+  // It stops (the lease moved); the next grant holds 4 and 5 with 0.5 s left on 4: no launch until a grant
+  // renews it, then the next attempt starts.
+  agent.set_held_leases({{5, 120}, {8, 130}});
+  ASSERT_EQ(agent.take_stops().size(), 1U);
+  agent.on_exit(0, 1, ExitKind::kPreempted, 10, 109);
+  agent.set_held_leases({{4, 110}, {5, 120}});
+  EXPECT_TRUE(agent.take_launches(109.5).empty());
+  agent.set_held_leases({{4, 120.2}, {5, 120}});
+  launches = agent.take_launches(110.2);
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].attempt, 2);
+  // Leases of unknown expiry (set_held_gpus) and a caller that gives no time launch as before.
+  Agent plain(cluster, config, 0, 1);
+  plain.set_held_gpus({4, 5});
+  EXPECT_EQ(plain.take_launches(1e12).size(), 1U);
+}
+
 }  // namespace
 }  // namespace themis::launcher
