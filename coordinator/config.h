@@ -18,6 +18,9 @@ struct CoordinatorConfig {
   int heartbeat_lives = 3;
   long long lease_duration_ms = 600'000;
   long long round_batch_window_ms = 200;  // resource events within this window share one round
+  // A turn of the coordinator's loop that takes longer is logged with its phases (docs/admin.md "Loop health");
+  // 0 logs every turn that did any work.
+  long long slow_loop_threshold_ms = 100;
   // A new app's first job runs alone on one GPU for up to this long before the app competes for more, so that a
   // job that fails at once fails in seconds rather than after an auction (docs/reliability.md "Probe"). 0: off.
   long long probe_duration_ms = 20'000;
