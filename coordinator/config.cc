@@ -117,6 +117,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     else if (k == "round_batch_window") c.round_batch_window_ms = duration();
     else if (k == "auction_budget") c.auction_budget_ms = duration();
     else if (k == "probe_duration") c.probe_duration_ms = duration();
+    else if (k == "slow_loop_threshold") c.slow_loop_threshold_ms = duration();
     else if (k == "insecure") {
       if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
       c.insecure = *node.value<bool>();

@@ -22,6 +22,9 @@ struct CoordinatorConfig {
   // the best allocation found is used and its proven gap recorded. <= 0 (the default): derived from the
   // lease, auction_budget_for_lease (docs/planner.md, "The auction off the loop").
   long long auction_budget_ms = 0;
+  // A turn of the coordinator's loop that takes longer is logged with its phases (docs/admin.md "Loop health");
+  // 0 logs every turn that did any work.
+  long long slow_loop_threshold_ms = 100;
   // A new app's first job runs alone on one GPU for up to this long before the app competes for more, so that a
   // job that fails at once fails in seconds rather than after an auction (docs/reliability.md "Probe"). 0: off.
   long long probe_duration_ms = 20'000;

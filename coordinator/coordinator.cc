@@ -44,6 +44,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
       context_(1),
       router_(context_, zmq::socket_type::router),
       db_(config.database),
+      checkpointer_(db_, kCheckpointInterval),
       policy_(make_coordinator_policy(config)),
       rng_(static_cast<std::uint64_t>(config.seed)) {
   if (config_.insecure) {
@@ -68,7 +69,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
   started_at_ = unix_now();
   // Hosts the database says are up get a fresh set of lives: they re-register when they hear from us.
   auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
-  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, {}};
+  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, 0, {}};
   spdlog::info("coordinator listening on {} (policy {}, database {}, {} hosts remembered)", endpoint_,
                policy_->name(), config_.database, sessions_.size());
   trigger("coordinator start");
@@ -103,8 +104,10 @@ void Coordinator::run() {
     // A stream of requests must not hold the tick (rounds, expiries, lost hosts) back, and a costly tick must
     // not starve the messages (heartbeats among them): the drain stops once it has had as long as the last
     // tick took, and never sooner than kMinDrain (docs/reliability.md "Load").
+    begin_loop_turn();
     const auto drain_until = std::chrono::steady_clock::now() + std::max(kMinDrain, last_tick);
     for (int i = 0; i < 1000 && (item.revents & ZMQ_POLLIN); ++i) {
+      const PhaseTimer timer(turn_.messages);
       if (i > 0 && std::chrono::steady_clock::now() >= drain_until) break;
       zmq::message_t identity;
       if (!router_.recv(identity, zmq::recv_flags::dontwait)) break;
@@ -123,6 +126,7 @@ void Coordinator::run() {
         reply(routing_id, error);
         continue;
       }
+      ++turn_.messages_read;
       handle(routing_id, frames[0]);
     }
     if (!(router_.get(zmq::sockopt::events) & ZMQ_POLLIN)) unread_since_ = 0;
@@ -142,6 +146,7 @@ void Coordinator::run() {
       }
     }
     last_tick = std::chrono::steady_clock::now() - tick_start;
+    end_loop_turn();
     // The loop turns even while ticks fail (disk full): systemd restarting it would not free the disk.
     if (const auto usec = net::sd_watchdog_usec(); usec > 0) {
       const double now = unix_now();
@@ -154,6 +159,38 @@ void Coordinator::run() {
   net::sd_notify("STOPPING=1");
   db_.exec("PRAGMA optimize");
   spdlog::info("coordinator stopped");
+}
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+void Coordinator::begin_loop_turn() {
+  turn_ = LoopPhases{};
+  turn_.commits_before = db_.commit_clock();
+  turn_started_ = std::chrono::steady_clock::now();
+}
+
+void Coordinator::end_loop_turn() {
+  if (!turn_started_) return;
+  const double took_ms = ms_since(*turn_started_);
+  turn_started_.reset();
+  worst_loop_lag_ms_ = std::max(worst_loop_lag_ms_, took_ms);
+  if (took_ms <= static_cast<double>(config_.slow_loop_threshold_ms)) return;
+  const auto& commits = db_.commit_clock();
+  spdlog::warn("slow loop turn: {:.1f} ms (threshold {} ms): messages {:.1f} ms ({} read), heartbeat check {:.1f} ms, "
+               "round {:.1f} ms, launches {:.1f} ms, other {:.1f} ms; of which SQLite commits {:.1f} ms ({})",
+               took_ms, config_.slow_loop_threshold_ms, turn_.messages * 1e3, turn_.messages_read,
+               turn_.heartbeats * 1e3, turn_.round * 1e3, turn_.launches * 1e3, turn_.other * 1e3,
+               (commits.seconds - turn_.commits_before.seconds) * 1e3, commits.commits - turn_.commits_before.commits);
+}
+
+double Coordinator::take_worst_loop_lag_ms() {
+  const double worst = std::max(worst_loop_lag_ms_, turn_started_ ? ms_since(*turn_started_) : 0.0);
+  worst_loop_lag_ms_ = 0;
+  return worst;
 }
 
 void Coordinator::reply(const std::string& routing_id, net::OutMessage& message) {
@@ -353,6 +390,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   session.routing_id = routing_id;
   session.address = reg.getAddress().size() > 0 ? std::string(reg.getAddress()) : host;
   session.last_heard = now;
+  session.heartbeat_written = now;  // the registration wrote hosts.last_heartbeat
   spdlog::info("host {} registered ({} GPUs from index {}, {} workers running)", host, gpu_count, first_gpu,
                reg.getRunning().size());
   net::OutMessage out(in.request_id());
@@ -377,13 +415,20 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   const auto heartbeat = in.envelope().getBody().getHeartbeat();
   check_running_list("heartbeat", host, heartbeat.getRunning().size());
   const double now = unix_now();
-  sessions_[host].last_heard = now;
-  try {
-    db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
-  } catch (const store::DatabaseError& e) {
-    // Liveness is the session above; the column is for readers. Refusing the heartbeat because the disk is
-    // full would make the nodelet fence itself and kill workers that nothing else is wrong with.
-    spdlog::warn("heartbeat of {} not recorded: {}", host, e.what());
+  auto& session = sessions_[host];
+  session.last_heard = now;
+  // Liveness is the session above; the column is for readers, written once a second at most: a write per
+  // heartbeat is a commit (a sync) per heartbeat, and under disk load those held the loop for seconds
+  // (docs/reliability.md "Under load").
+  if (now - session.heartbeat_written >= kHeartbeatWriteInterval) {
+    try {
+      db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
+      session.heartbeat_written = now;
+    } catch (const store::DatabaseError& e) {
+      // Refusing the heartbeat because the disk is full would make the nodelet fence itself and kill workers
+      // that nothing else is wrong with.
+      spdlog::warn("heartbeat of {} not recorded: {}", host, e.what());
+    }
   }
   net::OutMessage out(in.request_id());
   auto ack = out.body().initHeartbeatAck();
@@ -793,21 +838,46 @@ void Coordinator::reload_authorized_keys() {
 }
 
 void Coordinator::tick() {
-  if (reload_.exchange(false)) reload_authorized_keys();
   const double now = unix_now();
-  check_heartbeats(now);
-  finish_auction();
-  // Leases reaching their expiry make their GPUs available to the next round.
-  auto expiring = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
-  expiring.bind(1, now);
-  expiring.step();
-  if (expiring.int64(0) > 0) trigger("lease expiry");
+  {
+    const PhaseTimer timer(turn_.other);
+    if (reload_.exchange(false)) reload_authorized_keys();
+    if (auto error = checkpointer_.last_error(); error != last_checkpoint_error_) {
+      if (error.empty()) spdlog::info("database checkpoints work again");
+      else spdlog::error("database checkpoint failed: {}; what was committed since the last one is not yet synced", error);
+      last_checkpoint_error_ = std::move(error);
+    }
+  }
+  {
+    const PhaseTimer timer(turn_.heartbeats);
+    check_heartbeats(now);
+  }
+  {
+    const PhaseTimer timer(turn_.round);
+    finish_auction();
+  }
+  {
+    const PhaseTimer timer(turn_.other);
+    // Leases reaching their expiry make their GPUs available to the next round.
+    auto expiring = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
+    expiring.bind(1, now);
+    expiring.step();
+    if (expiring.int64(0) > 0) trigger("lease expiry");
+  }
   if (round_requested_at_ && (now - *round_requested_at_) * 1000.0 >= static_cast<double>(config_.round_batch_window_ms)) {
+    const PhaseTimer timer(turn_.round);
     run_round(now);
     flush_outbox();
   }
-  release_backoffs(now);
-  launch_ready_jobs();
+  {
+    const PhaseTimer timer(turn_.other);
+    release_backoffs(now);
+  }
+  {
+    const PhaseTimer timer(turn_.launches);
+    launch_ready_jobs();
+  }
+  const PhaseTimer timer(turn_.other);
   supervise_launchers(now);
   flush_outbox();
 }

@@ -16,6 +16,7 @@
 #include "policy/arbiter/policy.h"
 #include "policy/planner/round_planner.h"
 #include "coordinator/config.h"
+#include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -44,11 +45,17 @@ class Coordinator {
   // ErrorReply, never an exception. run() calls it once CURVE/ZAP named the caller; fuzz/ calls it on bytes.
   void dispatch(const std::string& routing_id, const Caller& caller, const zmq::message_t& frame);
 
+  // Loop health (docs/admin.md "Loop health"): the longest turn of run()'s loop, in milliseconds, since the
+  // previous call, the turn in progress counted up to now; starts the count again. Each round records it
+  // (rounds.worst_loop_lag_ms). 0 outside run().
+  double take_worst_loop_lag_ms();
+
  private:
   struct HostSession {
     std::string routing_id;   // empty until the host (re)registers with this coordinator process
     std::string address;
     double last_heard = 0;
+    double heartbeat_written = 0;  // hosts.last_heartbeat as last written (on_heartbeat)
     // Ranks it reports that hold no lease (app, job, attempt, rank): being stopped, they may still use any of
     // its GPUs (a host that was declared down, then came back before fencing), so nothing launches there.
     std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>> unleased_ranks;
@@ -189,6 +196,10 @@ class Coordinator {
   zmq::socket_t router_;
   std::string endpoint_;
   store::Database db_;
+  // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
+  static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
+  store::Checkpointer checkpointer_;
+  std::string last_checkpoint_error_;  // as last logged
   std::unique_ptr<arbiter::Policy> policy_;
   Rng rng_;
   std::atomic<bool> stop_{false};
@@ -256,6 +267,38 @@ class Coordinator {
   // Messages were still waiting in the socket when the last drain stopped, since this time (0: none were).
   // A host's heartbeat may be among them, so its silence is not yet known (check_heartbeats).
   double unread_since_ = 0;
+
+  // One turn of run()'s loop, timed by phase (seconds); logged when longer than config_.slow_loop_threshold_ms.
+  struct LoopPhases {
+    double messages = 0;     // reading and handling messages (their transactions included)
+    int messages_read = 0;
+    double heartbeats = 0;   // check_heartbeats
+    double round = 0;        // run_round: admission, offers, the auction, its transaction, grants
+    double launches = 0;     // launch_ready_jobs
+    double other = 0;        // lease expiries, back-offs, managed launchers, sending
+    store::CommitClock commits_before;  // the database's commit clock when the turn began
+  };
+  // Adds the time from its construction to its end to one phase of the turn in progress.
+  class PhaseTimer {
+   public:
+    explicit PhaseTimer(double& phase) : phase_(phase), start_(std::chrono::steady_clock::now()) {}
+    ~PhaseTimer() { phase_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+    PhaseTimer(const PhaseTimer&) = delete;
+    PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+   private:
+    double& phase_;
+    std::chrono::steady_clock::time_point start_;
+  };
+  void begin_loop_turn();
+  void end_loop_turn();
+  LoopPhases turn_;
+  std::optional<std::chrono::steady_clock::time_point> turn_started_;  // set while a turn runs
+  double worst_loop_lag_ms_ = 0;                                       // since take_worst_loop_lag_ms()
+  // hosts.last_heartbeat is written at most this often per host: liveness is HostSession::last_heard, the
+  // column is for readers, and one write (one commit) per heartbeat is what the loop cannot afford.
+  static constexpr double kHeartbeatWriteInterval = 1.0;
+
   // Last, so that it is destroyed first: its thread uses policy_ and rng_.
   std::optional<AuctionInFlight> auction_;
 };

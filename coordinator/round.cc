@@ -273,7 +273,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
   tx.commit();
   const double committed = unix_now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);
-  store.mark_round_sent(round, committed, unix_now());
+  store.mark_round_sent(round, committed, unix_now(), take_worst_loop_lag_ms());
   spdlog::info("round {} ({}): {} free GPUs, {} apps, {} leased", round, timing.trigger, plan.offered.size(), loaded.models.size(),
                leased);
 }

@@ -374,7 +374,8 @@ int main(int argc, char** argv) {
     }
     if (nodes->parsed()) list(K::NODES, {"host", "rack", "state", "gpus", "allocated", "utilisation"});
     if (leases->parsed()) list(K::LEASES, {"lease_id", "gpu", "host", "local_index", "app", "app_name", "owner", "job", "round", "start", "expiry"});
-    if (rounds->parsed()) list(K::ROUNDS, {"round", "started", "duration_ms", "trigger", "policy", "free_gpus", "apps", "granted", "idle", "outcome"});
+    if (rounds->parsed()) list(K::ROUNDS, {"round", "started", "duration_ms", "trigger", "policy", "free_gpus", "apps", "granted", "idle", "outcome",
+                                            "worst_loop_lag_ms"});
     if (whoami->parsed()) {
       auto out = query(K::WHOAMI);
       const auto doc = call(o, out);

@@ -1,6 +1,7 @@
 #pragma once
 // A thin, exception-throwing wrapper over one SQLite connection, with the coordinator's settings:
-// WAL (kept on close so read-only readers keep working), synchronous=FULL, busy_timeout, foreign keys,
+// WAL (kept on close so read-only readers keep working), synchronous=NORMAL (a commit does not wait for the
+// disk; the coordinator syncs with a store::Checkpointer), busy_timeout, foreign keys,
 // application_id 'THMS', and schema migrations by PRAGMA user_version (store/migrations.cc).
 #include <sqlite3.h>
 
@@ -17,9 +18,17 @@ class DatabaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Time spent committing writes: COMMIT of a Transaction, and statements that write outside one (they
+// commit as they run). The coordinator's loop reports it per iteration (docs/admin.md "Loop health").
+struct CommitClock {
+  double seconds = 0;
+  std::uint64_t commits = 0;
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, std::string_view sql);
+  // `clock`, when given, counts the time of a write that runs outside a transaction.
+  Statement(sqlite3* db, std::string_view sql, CommitClock* clock = nullptr);
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -60,6 +69,7 @@ class Statement {
  private:
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
+  CommitClock* clock_ = nullptr;
 };
 
 class Database {
@@ -72,11 +82,12 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   void exec(std::string_view sql);
-  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  Statement prepare(std::string_view sql) { return Statement(db_, sql, &commit_clock_); }
   std::int64_t last_insert_id() const;
   int user_version();
   sqlite3* handle() { return db_; }
   const std::string& path() const { return path_; }
+  const CommitClock& commit_clock() const { return commit_clock_; }
 
   // BEGIN IMMEDIATE ... COMMIT; rolls back if destroyed uncommitted.
   class Transaction {
@@ -96,8 +107,9 @@ class Database {
   void migrate();
   sqlite3* db_ = nullptr;
   std::string path_;
+  CommitClock commit_clock_;
 };
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 }  // namespace themis::store

@@ -214,9 +214,24 @@ ALTER TABLE apps ADD COLUMN submit_token TEXT;
 CREATE UNIQUE INDEX apps_by_submit_token ON apps(owner, submit_token) WHERE submit_token IS NOT NULL;
 )sql";
 
+// Loop health (docs/admin.md "Loop health"): the longest turn of the coordinator's loop since the previous
+// round, in milliseconds, the turn that ran this round included up to its commit. NULL: recorded before
+// schema 6. rounds_recent keeps its columns and appends it.
+const char* const kVersion6 = R"sql(
+ALTER TABLE rounds ADD COLUMN worst_loop_lag_ms REAL;
+DROP VIEW rounds_recent;
+CREATE VIEW rounds_recent AS
+SELECT r.id AS round, strftime('%Y-%m-%dT%H:%M:%SZ', r.started_at, 'unixepoch') AS started,
+       CAST(round((r.finished_at - r.started_at) * 1000.0) AS INTEGER) AS duration_ms,
+       r.trigger, r.policy, r.free_gpus, r.apps, r.granted, r.idle,
+       CASE WHEN r.granted = 0 THEN 'idle' WHEN r.idle = 0 THEN 'all granted' ELSE 'partly granted' END AS outcome,
+       CAST(round(r.worst_loop_lag_ms) AS INTEGER) AS worst_loop_lag_ms
+FROM rounds r ORDER BY r.id DESC LIMIT 100;
+)sql";
+
 // What each round was planned on and what it decided (docs/planner.md, "Recorded rounds"): replaying
 // a record through the round planner gives the same plan.
-const char* const kVersion6 = R"sql(
+const char* const kVersion7 = R"sql(
 CREATE TABLE round_records (
   round_id  INTEGER PRIMARY KEY REFERENCES rounds(id),
   opened    TEXT NOT NULL,   -- JSON: the snapshot the round opened on
@@ -229,7 +244,7 @@ CREATE TABLE round_records (
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6, kVersion7};
   return steps;
 }
 

@@ -145,8 +145,10 @@ void RoundStore::record_round(std::int64_t round, const std::string& opened, con
       .run();
 }
 
-void RoundStore::mark_round_sent(std::int64_t round, double committed, double grants_sent) {
-  db_.prepare("UPDATE rounds SET committed_at = ?, grants_sent_at = ? WHERE id = ?").bind_all(committed, grants_sent, round).run();
+void RoundStore::mark_round_sent(std::int64_t round, double committed, double grants_sent, double worst_loop_lag_ms) {
+  db_.prepare("UPDATE rounds SET committed_at = ?, grants_sent_at = ?, worst_loop_lag_ms = ? WHERE id = ?")
+      .bind_all(committed, grants_sent, worst_loop_lag_ms, round)
+      .run();
 }
 
 }  // namespace themis::store

@@ -63,8 +63,8 @@ class RoundStore {
                     double auction_finished);
   void record_round(std::int64_t round, const std::string& opened, const std::string& rng_state, const std::string& settled,
                     const std::string& plan);
-  // After the commit.
-  void mark_round_sent(std::int64_t round, double committed, double grants_sent);
+  // After the commit: when it committed and sent its grants, and the loop's worst turn since the last round.
+  void mark_round_sent(std::int64_t round, double committed, double grants_sent, double worst_loop_lag_ms);
 
  private:
   Database& db_;

@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
 
+#include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/migrations.h"
 #include "tests/store/temp_dir.h"
@@ -39,7 +44,7 @@ TEST(Database, NewDatabaseHasCurrentSchemaAndSettings) {
   EXPECT_EQ(static_cast<int>(migrations().size()), kSchemaVersion);
   EXPECT_EQ(text(db, "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(scalar(db, "PRAGMA foreign_keys"), 1);
-  EXPECT_EQ(scalar(db, "PRAGMA synchronous"), 2);  // FULL
+  EXPECT_EQ(scalar(db, "PRAGMA synchronous"), 1);  // NORMAL: in WAL mode a crash of the process loses nothing committed
   EXPECT_EQ(scalar(db, "PRAGMA application_id"), 0x54484D53);
   for (const char* view : {"leases_active", "apps_rho", "rounds_recent", "gpu_utilisation"}) {
     EXPECT_EQ(scalar(db, std::string("SELECT count(*) FROM sqlite_master WHERE type='view' AND name='") + view + "'"), 1)
@@ -100,6 +105,94 @@ TEST(Database, MigratesAVersion4DatabaseToSubmitTokensUniquePerOwner) {
   insert(5, "alice", "NULL");                                // no token: never deduplicated
   insert(6, "alice", "NULL");
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM apps"), 5);
+}
+
+std::vector<std::string> view_columns(Database& db, const std::string& view) {
+  auto st = db.prepare("SELECT * FROM " + view + " LIMIT 0");
+  std::vector<std::string> names;
+  for (int c = 0; c < st.columns(); ++c) names.push_back(st.column_name(c));
+  return names;
+}
+
+TEST(Database, MigratesAVersion5DatabaseToRoundsWithTheWorstLoopLag) {
+  testing::TempDir dir;
+  {
+    // A database as a version-5 coordinator left it, with one round.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("t.db").c_str(), &raw), SQLITE_OK);
+    for (std::size_t v = 0; v < 5; ++v) ASSERT_EQ(sqlite3_exec(raw, migrations()[v].c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << v;
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "INSERT INTO rounds(id, started_at, finished_at, trigger, policy, free_gpus, apps, granted, idle, outcome) "
+                           "VALUES (1, 0, 0.002, 't', 'p', 2, 1, 1, 1, '{}'); PRAGMA user_version=5;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  Database db(dir.file("t.db"));
+  EXPECT_EQ(db.user_version(), 6);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("t.db.pre-v6")));
+  // The old round keeps its data and has no lag (it was not measured).
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM rounds WHERE id = 1 AND granted = 1 AND worst_loop_lag_ms IS NULL"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM rounds_recent WHERE round = 1 AND duration_ms = 2 AND worst_loop_lag_ms IS NULL"), 1);
+  // rounds_recent is an interface: its columns stay, in order, and the new one is appended.
+  EXPECT_EQ(view_columns(db, "rounds_recent"),
+            (std::vector<std::string>{"round", "started", "duration_ms", "trigger", "policy", "free_gpus", "apps", "granted",
+                                      "idle", "outcome", "worst_loop_lag_ms"}));
+  db.exec("UPDATE rounds SET worst_loop_lag_ms = 8123.6 WHERE id = 1");
+  EXPECT_EQ(scalar(db, "SELECT worst_loop_lag_ms FROM rounds_recent WHERE round = 1"), 8124);  // whole milliseconds
+}
+
+TEST(Database, CommitClockCountsTransactionsAndWritesOutsideThem) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  const auto before = db.commit_clock();
+  db.prepare("SELECT count(*) FROM apps").run();  // a read commits nothing
+  EXPECT_EQ(db.commit_clock().commits, before.commits);
+  db.prepare("INSERT INTO events(ts, kind, message) VALUES (1, 'Test', 'outside')").run();
+  EXPECT_EQ(db.commit_clock().commits, before.commits + 1);
+  {
+    Database::Transaction tx(db);
+    db.prepare("INSERT INTO events(ts, kind, message) VALUES (2, 'Test', 'inside')").run();
+    db.prepare("INSERT INTO events(ts, kind, message) VALUES (3, 'Test', 'inside')").run();
+    EXPECT_EQ(db.commit_clock().commits, before.commits + 1);  // writes inside a transaction commit with it
+    tx.commit();
+  }
+  EXPECT_EQ(db.commit_clock().commits, before.commits + 2);
+  EXPECT_GT(db.commit_clock().seconds, before.seconds);
+}
+
+TEST(Checkpointer, CommittedRowsReachTheDatabaseFileWithinAnInterval) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  Checkpointer checkpointer(db, std::chrono::milliseconds(50));
+  const auto before = checkpointer.checkpoints();
+  db.exec("INSERT INTO events(ts, kind, message) VALUES (1, 'Test', 'synced')");
+  // Without a checkpoint the row is only in t.db-wal (automatic checkpoints wait for 1000 pages): a copy of
+  // the database file alone, as a power loss could leave it, would lack it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (checkpointer.checkpoints() < before + 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(checkpointer.checkpoints(), before + 2) << checkpointer.last_error();
+  EXPECT_EQ(checkpointer.last_error(), "");
+  std::filesystem::copy_file(dir.file("t.db"), dir.file("file-only.db"));
+  Database copy(dir.file("file-only.db"));
+  EXPECT_EQ(scalar(copy, "SELECT count(*) FROM events WHERE message = 'synced'"), 1);
+}
+
+TEST(Checkpointer, TurnsTheWritersAutomaticCheckpointsOff) {
+  testing::TempDir dir;
+  Database db(dir.file("t.db"));
+  {
+    const Checkpointer checkpointer(db, std::chrono::hours(1));
+    // The writer's commits never checkpoint (and sync) themselves: sqlite3_wal_autocheckpoint(db, 0).
+    for (int i = 0; i < 1200; ++i) {
+      db.prepare("INSERT INTO events(ts, kind, message) VALUES (?, 'Test', ?)").bind(1, i).bind(2, std::string(4000, 'x')).run();
+    }
+    std::filesystem::copy_file(dir.file("t.db"), dir.file("file-only.db"));
+  }
+  Database copy(dir.file("file-only.db"));
+  EXPECT_EQ(scalar(copy, "SELECT count(*) FROM events"), 0);
 }
 
 TEST(Database, EventsAreAppendOnly) {
