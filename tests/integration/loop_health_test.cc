@@ -40,11 +40,9 @@ TEST_F(LoopHealth, EachRoundRecordsTheWorstLoopLagAndSlowTurnsAreLoggedWithTheir
   // Written after the round committed, so wait for it rather than read it at once.
   ASSERT_TRUE(cluster_->wait_for(
       [&] { return cluster_->sql("SELECT count(*) FROM rounds WHERE worst_loop_lag_ms IS NULL") == "0"; }, 5s));
-  // The turn that ran the round lasted at least as long as the round did (policy and bookkeeping), and the
-  // figure is a lag, not a timestamp.
-  EXPECT_EQ(cluster_->sql("SELECT count(*) FROM rounds WHERE worst_loop_lag_ms < (finished_at - started_at) * 1000.0 "
-                          "OR worst_loop_lag_ms > 60000"),
-            "0")
+  // A lag, not a timestamp, and measured (> 0). It may be shorter than the round: the winner determination
+  // runs off the loop (docs/planner.md), so a round spans several turns.
+  EXPECT_EQ(cluster_->sql("SELECT count(*) FROM rounds WHERE NOT (worst_loop_lag_ms > 0 AND worst_loop_lag_ms < 60000)"), "0")
       << cluster_->sql("SELECT group_concat(worst_loop_lag_ms || ' vs ' || (finished_at - started_at) * 1000.0, '; ') FROM rounds");
   const std::string lag = cluster_->sql("SELECT worst_loop_lag_ms FROM rounds_recent WHERE granted > 0");
   ASSERT_FALSE(lag.empty());

@@ -129,7 +129,7 @@ TEST(Database, MigratesAVersion5DatabaseToRoundsWithTheWorstLoopLag) {
     sqlite3_close(raw);
   }
   Database db(dir.file("t.db"));
-  EXPECT_EQ(db.user_version(), 6);
+  EXPECT_EQ(db.user_version(), kSchemaVersion);
   EXPECT_TRUE(std::filesystem::exists(dir.file("t.db.pre-v6")));
   // The old round keeps its data and has no lag (it was not measured).
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM rounds WHERE id = 1 AND granted = 1 AND worst_loop_lag_ms IS NULL"), 1);
