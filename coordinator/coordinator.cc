@@ -243,7 +243,7 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
     const bool node_message =
         which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED || which == W::LAUNCHER_EXITED;
     if (node_message && caller.role != net::Role::kNode && !config_.insecure) {
-      throw std::runtime_error("denied: " + net::body_name(which) + " is for node keys only");
+      throw denied("" + net::body_name(which) + " is for node keys only");
     }
     switch (which) {
       case W::REGISTER: on_register(routing_id, caller, *in); break;
@@ -273,18 +273,13 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
     spdlog::warn("malformed message from {}: {}", caller.name, e.getDescription().cStr());
     auto out = net::make_error(in->request_id(), wire::ErrorCode::MALFORMED, e.getDescription().cStr());
     reply(routing_id, out);
+  } catch (const RequestError& e) {
+    spdlog::warn("request from {}:{} refused: {}", net::to_string(caller.role), caller.name, e.what());
+    auto out = net::make_error(in->request_id(), e.code(), e.what());
+    reply(routing_id, out);
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    const bool denied = what.rfind("denied", 0) == 0;
-    const bool not_found = what.rfind("not found", 0) == 0;
-    const bool bad_spec = what.rfind("spec:", 0) == 0;
-    spdlog::warn("request from {}:{} failed: {}", net::to_string(caller.role), caller.name, what);
-    auto out = net::make_error(in->request_id(),
-                               denied      ? wire::ErrorCode::DENIED
-                               : not_found ? wire::ErrorCode::NOT_FOUND
-                               : bad_spec  ? wire::ErrorCode::BAD_SPEC
-                                           : wire::ErrorCode::INTERNAL,
-                               bad_spec ? what.substr(6) : what);
+    spdlog::warn("request from {}:{} failed: {}", net::to_string(caller.role), caller.name, e.what());
+    auto out = net::make_error(in->request_id(), wire::ErrorCode::INTERNAL, e.what());
     reply(routing_id, out);
   }
   flush_outbox();
@@ -324,7 +319,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   const std::string host = reg.getHost();
   if (host.empty() || host.size() > 128) throw std::runtime_error("register: host name must be 1 to 128 characters");
   if (!config_.insecure && caller.name != host) {
-    throw std::runtime_error("denied: key of node '" + caller.name + "' cannot register host '" + host + "'");
+    throw denied("key of node '" + caller.name + "' cannot register host '" + host + "'");
   }
   if (reg.getSlots().size() > kMaxGpusPerHost) {
     throw std::runtime_error("register: slots: host '" + host + "' declares " + std::to_string(reg.getSlots().size()) +

@@ -16,6 +16,7 @@
 #include "policy/arbiter/policy.h"
 #include "policy/planner/round_planner.h"
 #include "coordinator/config.h"
+#include "coordinator/request_error.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
 #include "core/rng.h"

@@ -1,5 +1,7 @@
 #include "coordinator/explain.h"
 
+#include "coordinator/request_error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -510,7 +512,7 @@ Verdict finished_verdict(store::Database& db, const json& app, const json& jobs)
 
 json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob, bool offer_bounded) {
   const auto app = one_row(db, "SELECT * FROM apps WHERE id = ?", app_id);
-  if (!app) throw std::runtime_error("not found: app " + std::to_string(app_id));
+  if (!app) throw not_found("app " + std::to_string(app_id));
   const json jobs = all_rows(db, "SELECT * FROM jobs WHERE app_id = ? ORDER BY job", app_id);
   const ClusterNow cluster = cluster_now(db);
   const std::string state = (*app)["state"].get<std::string>();

@@ -46,9 +46,9 @@ bool Coordinator::has_launcher(std::int64_t app) const { return launchers_.count
 void Coordinator::check_app_access(const Caller& caller, std::int64_t app, const std::string& what) {
   auto st = db_.prepare("SELECT owner FROM apps WHERE id = ?");
   st.bind(1, app);
-  if (!st.step()) throw std::runtime_error("not found: app " + std::to_string(app));
+  if (!st.step()) throw not_found("app " + std::to_string(app));
   if (caller.role != net::Role::kAdmin && caller.name != st.text(0)) {
-    throw std::runtime_error("denied: app " + std::to_string(app) + " belongs to " + st.text(0) + "; " + caller.name +
+    throw denied("app " + std::to_string(app) + " belongs to " + st.text(0) + "; " + caller.name +
                              " cannot " + what);
   }
 }
@@ -56,7 +56,7 @@ void Coordinator::check_app_access(const Caller& caller, std::int64_t app, const
 void Coordinator::require_launcher(const std::string& routing_id, std::int64_t app) {
   const auto it = launchers_.find(app);
   if (it == launchers_.end() || it->second.routing_id != routing_id) {
-    throw std::runtime_error("not found: this connection is not app " + std::to_string(app) + "'s launcher; attach first");
+    throw not_found("this connection is not app " + std::to_string(app) + "'s launcher; attach first");
   }
 }
 
@@ -72,14 +72,14 @@ void Coordinator::on_attach(const std::string& routing_id, const Caller& caller,
   check_app_access(caller, app, "run its launcher");
   if (const auto managed = managed_.find(app);
       attach.getGeneration() != 0 && (managed == managed_.end() || managed->second.generation != attach.getGeneration())) {
-    throw std::runtime_error("denied: launcher generation " + std::to_string(attach.getGeneration()) + " of app " +
+    throw denied("launcher generation " + std::to_string(attach.getGeneration()) + " of app " +
                              std::to_string(app) + " is not the current one");
   }
   auto st = db_.prepare("SELECT name, spec, submitted_at, gpus_per_job, max_concurrent_jobs, state FROM apps WHERE id = ?");
   st.bind(1, app);
   st.step();
   const std::string state = st.text(5);
-  if (state != "PENDING" && state != "RUNNING") throw std::runtime_error("not found: app " + std::to_string(app) + " is " + state);
+  if (state != "PENDING" && state != "RUNNING") throw not_found("app " + std::to_string(app) + " is " + state);
   net::OutMessage out(in.request_id());
   auto attached = out.body().initAttached();
   attached.setApp(app);
@@ -170,7 +170,7 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   store::Database::Transaction tx(db_);
   auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
   st.bind_all(app, job);
-  if (!st.step()) throw std::runtime_error("not found: job " + std::to_string(app) + "_" + std::to_string(job));
+  if (!st.step()) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
   const std::string state = st.text(0);
   if (state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "CANCELLED") {
     throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " is " + state);
@@ -191,13 +191,13 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
     lease.step();
     if (lease.int64(0) == 0) {
       if (named.size() == 0) {
-        throw std::runtime_error("denied: launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
+        throw denied("launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
       }
       // The launch names the lease its grant gave: if that lease has ended since, the launcher acted on a
       // grant that was out of date by the time the launch arrived (docs/protocols/control.md "Stale grants").
       const auto ended = lease_end(db_, named[static_cast<unsigned>(i)], app, g, now);
       if (!ended) {
-        throw std::runtime_error("denied: launch: lease " + std::to_string(named[static_cast<unsigned>(i)]) +
+        throw denied("launch: lease " + std::to_string(named[static_cast<unsigned>(i)]) +
                                  " is not a lease of GPU " + std::to_string(g) + " to app " + std::to_string(app));
       }
       const std::string why = "stale grant: job " + std::to_string(app) + "_" + std::to_string(job) + " attempt " +
@@ -250,7 +250,7 @@ void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*cal
   store::Database::Transaction tx(db_);
   auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
   st.bind_all(app, job);
-  if (!st.step()) throw std::runtime_error("not found: job " + std::to_string(app) + "_" + std::to_string(job));
+  if (!st.step()) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
   const std::string state = st.text(0);
   if (reason == "EarlyStopped") {
     if (state == "PENDING" || state == "COMPLETED") {
@@ -278,7 +278,7 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
     // It ended here (a failed probe, a cancel) while its launcher runs: the error makes the launcher attach
     // again, which is refused with the app's state, and exit, also when it was started by hand.
     launchers_.erase(app);
-    throw std::runtime_error("not found: app " + std::to_string(app) + " has ended");
+    throw not_found("app " + std::to_string(app) + " has ended");
   }
   auto& launcher = launchers_[app];
   const double rho = status.getRho();

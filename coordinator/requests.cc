@@ -86,18 +86,18 @@ constexpr std::size_t kMaxSubmitTokenBytes = 128;
 
 void check_submit_token(const std::string& token) {
   if (token.size() > kMaxSubmitTokenBytes) {
-    throw std::runtime_error("spec: submit token is " + std::to_string(token.size()) + " bytes; at most " +
+    throw bad_spec("submit token is " + std::to_string(token.size()) + " bytes; at most " +
                              std::to_string(kMaxSubmitTokenBytes) + " are allowed");
   }
   for (const char c : token) {
-    if (c < '!' || c > '~') throw std::runtime_error("spec: submit token must be printable ASCII without spaces");
+    if (c < '!' || c > '~') throw bad_spec("submit token must be printable ASCII without spaces");
   }
 }
 
 }  // namespace
 
 void Coordinator::on_submit(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
-  if (caller.role == net::Role::kNode) throw std::runtime_error("denied: node keys cannot submit apps");
+  if (caller.role == net::Role::kNode) throw denied("node keys cannot submit apps");
   const auto submit = in.envelope().getBody().getSubmit();
   const std::string token = submit.getToken();
   check_submit_token(token);
@@ -119,7 +119,7 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
     if (earlier) {
       const std::int64_t app = earlier->app;
       if (earlier->spec != std::string(submit.getSpec())) {
-        throw std::runtime_error("spec: token " + token + " was already used by app " + std::to_string(app) +
+        throw bad_spec("token " + token + " was already used by app " + std::to_string(app) +
                                  " with a different spec; choose a new token for a new app");
       }
       // Recorded once per app: a client retrying too fast must not turn every read-only answer into a commit.
@@ -150,7 +150,7 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   try {
     spec = spec::parse_app_spec(submit.getSpec(), submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec");
   } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(std::string("spec: ") + e.what());
+    throw bad_spec(e.what());
   }
   const double now = unix_now();
   std::int64_t app = 0;
@@ -195,10 +195,10 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
   const std::int64_t app = in.envelope().getBody().getCancel().getApp();
   auto st = db_.prepare("SELECT owner, state FROM apps WHERE id = ?");
   st.bind(1, app);
-  if (!st.step()) throw std::runtime_error("not found: app " + std::to_string(app));
+  if (!st.step()) throw not_found("app " + std::to_string(app));
   const std::string owner = st.text(0);
   if (caller.role != net::Role::kAdmin && caller.name != owner) {
-    throw std::runtime_error("denied: app " + std::to_string(app) + " belongs to " + owner + "; only its owner or an admin may cancel it");
+    throw denied("app " + std::to_string(app) + " belongs to " + owner + "; only its owner or an admin may cancel it");
   }
   const double now = unix_now();
   {
@@ -261,7 +261,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
     case wire::QueryKind::APP:
     case wire::QueryKind::EXPLAIN: {
       auto apps = typed_rows(db_, "SELECT * FROM apps_rho WHERE app = ?", app);
-      if (apps.empty()) throw std::runtime_error("not found: app " + std::to_string(app));
+      if (apps.empty()) throw not_found("app " + std::to_string(app));
       doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
       doc["app"] = apps[0];
       doc["jobs"] = typed_rows(db_,

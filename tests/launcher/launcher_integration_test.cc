@@ -72,8 +72,15 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
   ASSERT_TRUE(std::regex_search(wide_log, m, std::regex("resumed from iteration ([0-9]+)"))) << wide_log;
   EXPECT_GT(std::stoi(m[1]), 0);
   EXPECT_NE(wide_log.find("completed at iteration 12000"), std::string::npos) << wide_log;
-  // Every job ran on GPUs leased to its app: the coordinator refused nothing.
-  EXPECT_EQ(cluster.sql("SELECT count(*) FROM events WHERE kind = 'LaunchRequested' AND app_id = " + small), "1");
+  // Every job ran on GPUs leased to its app: the coordinator refused nothing. (A refused launch writes no
+  // LaunchRequested event, so counting those would count the small job's accepted attempts instead: under
+  // load it may be preempted and started again, which is not a refusal.)
+  const std::string small_log = read_text(cluster.dir() + "/launcher-" + small + ".log");
+  EXPECT_EQ(small_log.find("refused"), std::string::npos) << small_log;
+  EXPECT_EQ(wide_log.find("refused"), std::string::npos) << wide_log;
+  EXPECT_GE(std::stoi(cluster.sql("SELECT count(*) FROM events WHERE kind = 'LaunchRequested' AND app_id = " + small)), 1)
+      << cluster.sql("SELECT group_concat(printf('%.3f', ts) || ' ' || kind || ' ' || coalesce(job, '') || ' ' || message, '\n') "
+                     "FROM events WHERE app_id = " + small);
 }
 
 }  // namespace
