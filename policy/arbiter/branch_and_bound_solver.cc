@@ -12,7 +12,7 @@ namespace themis::arbiter {
 
 namespace {
 
-constexpr double kEpsilon = 1e-9;  // values within this of the incumbent are not worth exploring
+constexpr double kEpsilon = kImprovementTolerance;  // values within this of the incumbent are ties
 
 using Word = std::uint64_t;
 

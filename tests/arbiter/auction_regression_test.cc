@@ -64,5 +64,25 @@ TEST(AuctionRegression, ExactHalfOfABundleRoundsUp) {
   }
 }
 
+// a alone: Σ log(1/ρ) = −log 0.692; b and c together: −log(0.817 · 0.847) = −log 0.691999, better by
+// 1.4e-6, below CBC's default cutoff increment (1e-5) after the greedy start (a alone).
+TEST(AuctionRegression, PackingBetterByLessThanCbcDefaultIncrementIsFound) {
+  const Cluster cluster = testing::make_cluster(1, 2, 2, 1);  // GPUs 0–3 on one machine
+  const std::vector<ScriptedBidder> bidders = {{1, 1.0, {{{0, 1}, 0.692}}, 2},
+                                               {2, 1.0, {{{0, 2}, 0.817}}, 2},
+                                               {3, 1.0, {{{1, 3}, 0.847}}, 2}};
+  for (SolverKind solver : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+    SCOPED_TRACE(std::string(to_string(solver)));
+    RoundOutcome out;
+    const auto kept = kept_by_app(cluster, {0, 1, 2, 3}, bidders, solver, out);
+    ASSERT_EQ(out.auction.winners.size(), 2u);
+    EXPECT_EQ(out.auction.winners[0].app, 2);
+    EXPECT_EQ(out.auction.winners[0].pf_bundle, (std::vector<GpuIndex>{0, 2}));
+    EXPECT_EQ(out.auction.winners[1].app, 3);
+    EXPECT_EQ(out.auction.winners[1].pf_bundle, (std::vector<GpuIndex>{1, 3}));
+    EXPECT_EQ(out.auction.gap, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace themis::arbiter
