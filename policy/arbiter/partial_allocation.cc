@@ -20,6 +20,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
   out.solves = 1;
   out.gap = out.pf.gap();
+  out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
   out.value_without.assign(n, total);
 
@@ -43,6 +44,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       if (trivial_bound > best_without) out.gap = std::max(out.gap, (trivial_bound - best_without) / trivial_bound);
       out.value_without[i] = best_without;
       out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
+      out.proven_optimal = false;
       continue;
     }
     SolveLimits each{0, limits.max_nodes_per_solve};
@@ -51,6 +53,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     const PackingSolution solved = solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
     ++out.solves;
     out.gap = std::max(out.gap, solved.gap());
+    out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     out.value_without[i] = best_without;
     out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
