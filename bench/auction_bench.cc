@@ -10,10 +10,11 @@
 // best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
-//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--solvers bnb,cbc]
+//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
+//                 [--solvers bnb,cbc,bnb-lagrangian]
 //
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
-// else 16). Solvers run one after the other on each instance, so machine load hits them alike.
+// else 16); --solvers: default bnb,cbc; bnb-lagrangian is bnb without its LP search. Solvers run one after the other on each instance, so machine load hits them alike.
 #include <time.h>
 
 #include <algorithm>
@@ -21,13 +22,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bidder/bid_generator.h"
+#include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/packing_problem.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
@@ -110,6 +114,13 @@ double percentile(std::vector<double> v, double q) {
   return v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1];
 }
 
+// Milliseconds with three significant digits, never in exponent form.
+std::string ms(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+  return text;
+}
+
 struct Size {
   int bidders = 0;
   int gpus = 0;
@@ -132,7 +143,16 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
   return false;
 }
 
-void run_size(const Size& size, int instances, double budget, const std::vector<SolverKind>& kinds) {
+// A solver configuration: "bnb", "cbc", or "bnb-lagrangian" (bnb without its LP search: the
+// Lagrangian depth-first search alone, as bnb was before the LP search).
+std::unique_ptr<WinnerSolver> make_solver(const std::string& name) {
+  if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
+  const auto kind = parse_solver_kind(name);
+  if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
+  return make_winner_solver(*kind);
+}
+
+void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
   std::vector<PackingProblem> problems;
   double rows = 0;
   for (int i = 0; i < instances; ++i) {
@@ -140,15 +160,15 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
     problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
     for (const auto& b : problems.back().bidders) rows += static_cast<double>(b.rows.size());
   }
-  std::map<SolverKind, SolverRuns> runs;
+  std::map<std::string, SolverRuns> runs;
   for (const PackingProblem& p : problems) {
-    for (SolverKind kind : kinds) {
-      auto solver = make_winner_solver(kind);
+    for (const std::string& name : solvers) {
+      auto solver = make_solver(name);
       const double cpu_start = cpu_ms();
       const auto start = std::chrono::steady_clock::now();
       PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0});
       const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-      SolverRuns& r = runs[kind];
+      SolverRuns& r = runs[name];
       r.cpu_ms.push_back(cpu_ms() - cpu_start);
       r.wall_ms.push_back(took.count());
       r.proven += pa.proven_optimal ? 1 : 0;
@@ -157,25 +177,25 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
       r.results.push_back(std::move(pa));
     }
   }
-  const bool have_cbc = runs.contains(SolverKind::kCbc);
-  for (SolverKind kind : kinds) {
-    const SolverRuns& r = runs[kind];
+  const bool have_cbc = runs.contains("cbc");
+  for (const std::string& name : solvers) {
+    const SolverRuns& r = runs[name];
     const double p50 = percentile(r.wall_ms, 0.5), p95 = percentile(r.wall_ms, 0.95);
     const double cpu50 = percentile(r.cpu_ms, 0.5), cpu95 = percentile(r.cpu_ms, 0.95);
     std::string ratio = "-";
     int disagreements = 0;
-    if (have_cbc && kind != SolverKind::kCbc) {
-      const SolverRuns& cbc = runs[SolverKind::kCbc];
+    if (have_cbc && name != "cbc") {
+      const SolverRuns& cbc = runs["cbc"];
       char text[64];
       std::snprintf(text, sizeof text, "%.1f / %.1f", percentile(cbc.cpu_ms, 0.5) / cpu50,
                     percentile(cbc.cpu_ms, 0.95) / cpu95);
       ratio = text;
       for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], cbc.results[i]) ? 1 : 0;
     }
-    std::printf("| %d | %d | %.0f | %.1f | %s | %.4g | %.4g | %.4g | %.4g | %.4g | %d / %d | %.2g | %s | %d |\n",
-                size.bidders, size.gpus, rows / instances, r.winners / instances, std::string(to_string(kind)).c_str(),
-                p50, p95, percentile(r.wall_ms, 1.0), cpu50, cpu95, r.proven, instances, r.worst_gap,
-                ratio.c_str(), disagreements);
+    std::printf("| %d | %d | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
+                size.bidders, size.gpus, rows / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
+                ms(p95).c_str(), ms(percentile(r.wall_ms, 1.0)).c_str(), ms(cpu50).c_str(), ms(cpu95).c_str(),
+                r.proven, instances, r.worst_gap, ratio.c_str(), disagreements);
     std::fflush(stdout);
   }
 }
@@ -195,7 +215,7 @@ int run(int argc, char** argv) {
   double budget = 2.0;
   int instances = 0;
   std::vector<Size> sizes = {{20, 64}, {50, 256}, {200, 1024}};
-  std::vector<SolverKind> kinds = {SolverKind::kBranchAndBound, SolverKind::kCbc};
+  std::vector<std::string> solvers = {"bnb", "cbc"};
   for (int a = 1; a < argc; ++a) {
     const std::string_view flag = argv[a];
     if (a + 1 >= argc) throw std::invalid_argument("auction_bench: " + std::string(flag) + " needs a value");
@@ -213,12 +233,8 @@ int run(int argc, char** argv) {
         sizes.push_back({std::stoi(part.substr(0, x)), std::stoi(part.substr(x + 1))});
       }
     } else if (flag == "--solvers") {
-      kinds.clear();
-      for (const std::string& part : split(value)) {
-        const auto kind = parse_solver_kind(part);
-        if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + part);
-        kinds.push_back(*kind);
-      }
+      solvers = split(value);
+      for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
     } else {
       throw std::invalid_argument("auction_bench: unknown flag " + std::string(flag));
     }
@@ -230,7 +246,8 @@ int run(int argc, char** argv) {
   std::printf("| bidders | GPUs | rows | winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms "
               "| proven | max gap | x CBC (p50 / p95) | disagree |\n");
   std::printf("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const Size& size : sizes) run_size(size, instances > 0 ? instances : (size.gpus <= 64 ? 32 : 16), budget, kinds);
+  for (const Size& size : sizes)
+    run_size(size, instances > 0 ? instances : (size.gpus <= 64 ? 32 : 16), budget, solvers);
   return 0;
 }
 

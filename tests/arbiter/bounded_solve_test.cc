@@ -2,6 +2,7 @@
 // feasible packing, a bound at least its value, and a gap >= 0.
 #include <gtest/gtest.h>
 
+#include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
@@ -58,6 +59,19 @@ TEST(BoundedSolve, NodeLimitIsDeterministic) {
   EXPECT_EQ(a.choice, b.choice);
   EXPECT_EQ(a.value, b.value);
   EXPECT_LE(a.nodes, 2000);
+}
+
+TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
+  const PackingProblem p = hard_instance();
+  BranchAndBoundSolver solver(0);
+  const PackingSolution a = solver.solve(p, -1, SolveLimits{0, 8}, SolveHints{});
+  const PackingSolution b = solver.solve(p, -1, SolveLimits{0, 8}, SolveHints{});
+  EXPECT_TRUE(packing_feasible(p, a.choice));
+  EXPECT_EQ(a.choice, b.choice);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_EQ(a.bound, b.bound);
+  EXPECT_LE(a.nodes, 8);
+  EXPECT_GE(a.bound, a.value);
 }
 
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
