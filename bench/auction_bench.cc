@@ -11,10 +11,11 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
-//                 [--solvers bnb,cbc,bnb-lagrangian]
+//                 [--solvers bnb,cbc,bnb-lagrangian] [--symmetry]
 //
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
-// else 16); --solvers: default bnb,cbc; bnb-lagrangian is bnb without its LP search. Solvers run one after the other on each instance, so machine load hits them alike.
+// else 16); --solvers: default bnb,cbc; bnb-lagrangian is bnb without its LP search; --symmetry: solve
+// nothing, count the swaps of two GPUs or two slots that map an instance onto itself. Solvers run one after the other on each instance, so machine load hits them alike.
 #include <time.h>
 
 #include <algorithm>
@@ -200,6 +201,56 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
   }
 }
 
+// Whether permuting the items by `perm` maps every bidder's rows onto its rows with the same gains (a
+// symmetry of the problem itself, not only of one bidder's valuation).
+bool is_automorphism(const PackingProblem& p, const std::vector<int>& perm) {
+  std::map<std::pair<std::size_t, std::vector<int>>, double> rows;
+  for (std::size_t b = 0; b < p.bidders.size(); ++b)
+    for (const PackingRow& row : p.bidders[b].rows) rows[{b, row.items}] = row.gain;
+  for (std::size_t b = 0; b < p.bidders.size(); ++b) {
+    for (const PackingRow& row : p.bidders[b].rows) {
+      std::vector<int> image;
+      for (int g : row.items) image.push_back(perm[static_cast<std::size_t>(g)]);
+      std::sort(image.begin(), image.end());
+      const auto it = rows.find({b, image});
+      if (it == rows.end() || it->second != row.gain) return false;
+    }
+  }
+  return true;
+}
+
+// --symmetry: how many swaps of two offered GPUs, and of two offered slots (the offer is whole 2-GPU
+// slots, so positions 2s and 2s + 1 are slot s), are symmetries of the instances.
+void symmetry_counts(const Size& size, int instances) {
+  long gpu_swaps = 0, gpu_symmetries = 0, slot_swaps = 0, slot_symmetries = 0;
+  for (int i = 0; i < instances; ++i) {
+    const PackingProblem p = make_bidder_instance(
+        size.bidders, size.gpus, 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i));
+    const auto n = static_cast<std::size_t>(p.item_count);
+    std::vector<int> identity(n);
+    for (std::size_t g = 0; g < n; ++g) identity[g] = static_cast<int>(g);
+    for (std::size_t g = 0; g < n; ++g) {
+      for (std::size_t h = g + 1; h < n; ++h) {
+        std::vector<int> perm = identity;
+        std::swap(perm[g], perm[h]);
+        ++gpu_swaps;
+        gpu_symmetries += is_automorphism(p, perm) ? 1 : 0;
+      }
+    }
+    for (std::size_t s = 0; 2 * s + 1 < n; ++s) {
+      for (std::size_t t = s + 1; 2 * t + 1 < n; ++t) {
+        std::vector<int> perm = identity;
+        std::swap(perm[2 * s], perm[2 * t]);
+        std::swap(perm[2 * s + 1], perm[2 * t + 1]);
+        ++slot_swaps;
+        slot_symmetries += is_automorphism(p, perm) ? 1 : 0;
+      }
+    }
+  }
+  std::printf("| %d | %d | %d | %ld / %ld | %ld / %ld |\n", size.bidders, size.gpus, instances, gpu_symmetries,
+              gpu_swaps, slot_symmetries, slot_swaps);
+}
+
 std::vector<std::string> split(std::string_view text) {
   std::vector<std::string> parts;
   std::size_t from = 0;
@@ -216,8 +267,13 @@ int run(int argc, char** argv) {
   int instances = 0;
   std::vector<Size> sizes = {{20, 64}, {50, 256}, {200, 1024}};
   std::vector<std::string> solvers = {"bnb", "cbc"};
+  bool symmetry = false;
   for (int a = 1; a < argc; ++a) {
     const std::string_view flag = argv[a];
+    if (flag == "--symmetry") {
+      symmetry = true;
+      continue;
+    }
     if (a + 1 >= argc) throw std::invalid_argument("auction_bench: " + std::string(flag) + " needs a value");
     const std::string value = argv[++a];
     if (flag == "--budget") {
@@ -238,6 +294,12 @@ int run(int argc, char** argv) {
     } else {
       throw std::invalid_argument("auction_bench: unknown flag " + std::string(flag));
     }
+  }
+  if (symmetry) {
+    std::printf("| bidders | GPUs | instances | GPU swaps that are symmetries | slot swaps that are symmetries |\n");
+    std::printf("|---:|---:|---:|---:|---:|\n");
+    for (const Size& size : sizes) symmetry_counts(size, instances > 0 ? instances : 4);
+    return 0;
   }
   std::printf("budget %.3g s per auction; ms per auction (wall p50/p95/max, CPU p50/p95); proven: auctions with "
               "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
