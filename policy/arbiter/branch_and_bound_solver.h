@@ -16,8 +16,8 @@
 //   what prunes (computed here, valid for any λ >= 0, so LP tolerances never prune a better packing).
 //   Rows whose reduced gain shows they cannot beat the incumbent in the subtree are fixed to 0; a greedy
 //   by LP value finds packings; the fractional row with the largest min(x, 1 − x)·|GPUs| is branched
-//   on, x = 1 first. The Lagrangian phase alone cannot prove auctions from about 20 bidders on: its
-//   bound with fixed root prices stays about 1% above the optimum however deep the search goes.
+//   on, x = 1 first. The Lagrangian phase alone does not prove bidder-library auctions from about 20
+//   bidders on: with the root's prices fixed its bound stays above the optimum deep into the search.
 // - Limits: nodes of both phases count against max_nodes; the time budget also bounds each LP solve.
 //   Then the best packing found and the best root bound (Lagrangian or LP) as the proven bound.
 // - Deterministic: no randomness, ties by position; only a time budget makes results machine-dependent.
