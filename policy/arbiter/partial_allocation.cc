@@ -35,13 +35,15 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     without_i[i] = -1;
     if (deadline.enabled() && deadline.passed()) {
       // Out of time: the best of the PF packing minus i and a greedy packing stands in for W*_{-i}
-      // (a lower bound, so c_i is at most overstated), and each bidder's best row bounds the gap.
+      // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
+      // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
       const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
       const double best_without = std::max(greedy, others_at_pf);
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;
-      if (trivial_bound > best_without) out.gap = std::max(out.gap, (trivial_bound - best_without) / trivial_bound);
+      const double bound = std::min(trivial_bound, out.pf.bound);
+      if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
       out.value_without[i] = best_without;
       out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
       out.proven_optimal = false;

@@ -74,6 +74,24 @@ TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
   EXPECT_GE(a.bound, a.value);
 }
 
+// Winners whose solve the budget skips: W*_{-i} <= W* <= the PF bound, which is tighter than the sum of
+// every other bidder's best row. a: {0,1} gain 3; b: {0} gain 2; c: {1} gain 2. The PF optimum b + c = 4
+// is proven at once; the budget is spent before the winners' solves, and without b the greedy a = 3
+// stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2).
+TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    auto solver = make_winner_solver(kind);
+    const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{1e-9, 0});
+    ASSERT_EQ(pa.pf.choice, (PackingChoice{-1, 0, 0}));
+    ASSERT_TRUE(pa.pf.proven_optimal);
+    EXPECT_FALSE(pa.proven_optimal);
+    EXPECT_EQ(pa.solves, 1);
+    EXPECT_NEAR(pa.gap, 0.25, 1e-12);
+  }
+}
+
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
   const PackingProblem p = hard_instance();
   auto solver = make_winner_solver(SolverKind::kBranchAndBound);
