@@ -54,9 +54,12 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
     const PackingSolution solved = solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
     ++out.solves;
-    out.gap = std::max(out.gap, solved.gap());
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
+    if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own
+      const double bound = std::min(solved.bound, out.pf.bound);
+      if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
+    }
     out.value_without[i] = best_without;
     out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
   }

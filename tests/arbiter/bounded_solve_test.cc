@@ -92,6 +92,30 @@ TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
   }
 }
 
+// A solver whose PF solve is proven and whose solves without a bidder stop with the loosest bound.
+class StoppedWinnerSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "stopped"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? PackingChoice{-1, 0, 0} : PackingChoice{0, -1, -1};
+    if (excluded == 0) s.choice = {-1, 0, 0};
+    s.value = packing_value(problem, s.choice);
+    s.proven_optimal = excluded < 0;
+    s.bound = excluded < 0 ? s.value : 100.0;
+    return s;
+  }
+};
+
+TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  StoppedWinnerSolver solver;
+  const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{});
+  EXPECT_EQ(pa.solves, 3);
+  EXPECT_FALSE(pa.proven_optimal);
+  EXPECT_NEAR(pa.gap, 0.25, 1e-12);  // (4 − 3)/4 for b and c, not (100 − 3)/100
+}
+
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
   const PackingProblem p = hard_instance();
   auto solver = make_winner_solver(SolverKind::kBranchAndBound);
