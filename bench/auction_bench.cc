@@ -1,24 +1,38 @@
-// A whole partial-allocation auction (the PF solve plus one solve per winner) over (bidders, offered
-// GPUs), on clusters of 8-GPU machines (4 slots × 2 GPUs, 4 machines per rack). Two bid sources:
-//  - `Bidder`: the real bid generator (bidder/bid_generator.h). The cluster has twice the offered GPUs;
-//    the offer is a random half of its slots (a fragmented, busy cluster); a bidder may hold GPUs of
-//    the busy half; every bidder bids on the same offer, so bidders compete for the same best bundles.
-//  - `Prefix`: a synthetic source, every GPU offered; each bidder bids, for each useful count, bundles
-//    that start at GPU 0 of its home machine and the next ones (one winner per machine at most).
-// Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/GPUs) / T_id with
-// S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack. Seeded: the same instances on every run.
+// A whole partial-allocation auction (the PF solve plus one solve per winner) with every solver on the
+// same seeded instances, in one run: per solver and size the wall-clock and CPU p50/p95/max, how many
+// auctions were proven optimal (every one of the N+1 solves), the worst optimality gap, the speed
+// ratio against CBC, and how often two solvers that both proved their optimum disagree on W* or a c_i.
 //
-// Each benchmark times `auctions` auctions over 16 instances and reports p50/p95/max in ms and the
-// largest optimality gap as counters. Solver time budget: 2 s per auction.
-#include <benchmark/benchmark.h>
+// Instances: bids from the bidder library (bidder/bid_generator.h, 32 rows at most, non-improving rows
+// dropped) on clusters of 8-GPU machines (4 slots × 2 GPUs, 4 machines per rack). The cluster has twice
+// the offered GPUs and the offer is a random half of its slots (a fragmented, busy cluster); a bidder
+// may hold GPUs of the busy half; every bidder bids on the same offer, so bidders compete for the same
+// best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
+// GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
+//
+//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
+//                 [--solvers bnb,cbc,bnb-lagrangian] [--symmetry]
+//
+// --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
+// else 16); --solvers: default bnb,cbc; bnb-lagrangian is bnb without its LP search; --symmetry: solve
+// nothing, count the swaps of two GPUs or two slots that map an instance onto itself. Solvers run one after the other on each instance, so machine load hits them alike.
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "bidder/bid_generator.h"
+#include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/packing_problem.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
@@ -29,8 +43,6 @@ namespace {
 
 constexpr int kGpusPerMachine = 8;
 constexpr int kMachinesPerRack = 4;
-constexpr int kInstances = 16;
-constexpr double kBudgetSeconds = 2.0;
 
 Cluster bench_cluster(int gpus) {
   ClusterSpec spec{"bench", {}};
@@ -48,18 +60,6 @@ double slowdown(Locality l) {
   }
   return 1.3;
 }
-
-// `count` GPUs starting on machine `first`, filling machines in order (wrapping around).
-std::vector<GpuIndex> bundle_from(int machines, int first, int count) {
-  std::vector<GpuIndex> gpus;
-  for (int m = first; static_cast<int>(gpus.size()) < count; m = (m + 1) % machines)
-    for (int k = 0; k < kGpusPerMachine && static_cast<int>(gpus.size()) < count; ++k)
-      gpus.push_back(m * kGpusPerMachine + k);
-  std::sort(gpus.begin(), gpus.end());
-  return gpus;
-}
-
-enum class BidSource { kBidder, kPrefix };
 
 // Bids from the bidder library over a fragmented offer: `gpus` GPUs of a cluster twice that size.
 PackingProblem make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
@@ -104,109 +104,223 @@ PackingProblem make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
   return make_packing_problem(offer, bids, 64);
 }
 
-PackingProblem make_prefix_instance(int bidders, int gpus, std::uint64_t seed) {
-  const Cluster cluster = bench_cluster(gpus);
-  const int machines = static_cast<int>(cluster.machines().size());
-  Offer offer{1, {}};
-  for (GpuIndex g = 0; g < cluster.size(); ++g) offer.gpus.push_back(g);
-  Rng rng(seed);
-  std::vector<Bid> bids;
-  const int demands[] = {1, 2, 2, 4, 4, 8, 8, 16, 32};
-  for (int b = 0; b < bidders; ++b) {
-    const int demand = std::min(demands[rng.below(9)], std::max(1, gpus / 2));
-    const double t_id = 2000 + 18000 * rng.uniform();
-    const double work = demand * (1000 + 20000 * rng.uniform());
-    const double elapsed = 5000 * rng.uniform();
-    const int held = rng.uniform() < 0.5 ? 0 : 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(demand)));
-    Bid bid{b, held > 0 ? (elapsed + work / held) / t_id : (elapsed + 600 + work) / t_id, {}};
-    std::vector<int> counts;
-    for (int k = 1; k <= demand; k = k < 8 ? k + 1 : k + 8) counts.push_back(k);
-    if (counts.back() != demand) counts.push_back(demand);
-    const int per_count = std::clamp(30 / static_cast<int>(counts.size()), 1, 3);
-    const int home = static_cast<int>(rng.below(static_cast<std::uint64_t>(machines)));
-    for (int k : counts) {
-      for (int alt = 0; alt < per_count && static_cast<int>(bid.rows.size()) < 30; ++alt) {
-        const int first = (home + alt * std::max(1, (k + kGpusPerMachine - 1) / kGpusPerMachine)) % machines;
-        std::vector<GpuIndex> gpus_of_row = bundle_from(machines, first, k);
-        const double s = slowdown(cluster.locality(gpus_of_row));
-        const double rho = (elapsed + work * s / (held + k)) / t_id;
-        bid.rows.push_back({std::move(gpus_of_row), rho});
-        if (k > machines * kGpusPerMachine / 2) break;
-      }
-    }
-    bids.push_back(std::move(bid));
-  }
-  return make_packing_problem(offer, bids, 64);
-}
-
 double cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
 }
 
-void auction(benchmark::State& state, SolverKind kind, BidSource source) {
-  const int bidders = static_cast<int>(state.range(0));
-  const int gpus = static_cast<int>(state.range(1));
-  std::vector<PackingProblem> instances;
-  for (int i = 0; i < kInstances; ++i) {
-    const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(bidders) + static_cast<std::uint64_t>(i);
-    instances.push_back(source == BidSource::kBidder ? make_bidder_instance(bidders, gpus, seed)
-                                                     : make_prefix_instance(bidders, gpus, seed));
-  }
-  auto solver = make_winner_solver(kind);
-  std::vector<double> millis, cpu_millis;
-  double worst_gap = 0, rows = 0, winners = 0;
-  int unproven = 0;
-  std::size_t next = 0;
-  for (auto _ : state) {
-    const PackingProblem& p = instances[next++ % instances.size()];
-    const double cpu_start = cpu_ms();
-    const auto start = std::chrono::steady_clock::now();
-    const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{kBudgetSeconds, 0});
-    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-    cpu_millis.push_back(cpu_ms() - cpu_start);
-    benchmark::DoNotOptimize(pa.c.data());
-    millis.push_back(took.count());
-    worst_gap = std::max(worst_gap, pa.gap);
-    unproven += pa.gap > 0 ? 1 : 0;
-    for (const auto& b : p.bidders) rows += static_cast<double>(b.rows.size());
-    for (int c : pa.pf.choice) winners += c >= 0 ? 1 : 0;
-  }
-  std::sort(millis.begin(), millis.end());
-  std::sort(cpu_millis.begin(), cpu_millis.end());
-  auto pct = [](const std::vector<double>& v, double q) {
-    return v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1];
-  };
-  const auto n = static_cast<double>(millis.size());
-  state.counters["p50_ms"] = pct(millis, 0.50);
-  state.counters["p95_ms"] = pct(millis, 0.95);
-  state.counters["max_ms"] = millis.back();
-  state.counters["cpu_p50_ms"] = pct(cpu_millis, 0.50);
-  state.counters["cpu_p95_ms"] = pct(cpu_millis, 0.95);
-  state.counters["max_gap"] = worst_gap;
-  state.counters["unproven"] = unproven;
-  state.counters["rows"] = rows / n;
-  state.counters["winners"] = winners / n;
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1];
 }
 
-void BM_AuctionBranchAndBound_Bidder(benchmark::State& s) { auction(s, SolverKind::kBranchAndBound, BidSource::kBidder); }
-void BM_AuctionCbc_Bidder(benchmark::State& s) { auction(s, SolverKind::kCbc, BidSource::kBidder); }
-void BM_AuctionBranchAndBound_Prefix(benchmark::State& s) { auction(s, SolverKind::kBranchAndBound, BidSource::kPrefix); }
-void BM_AuctionCbc_Prefix(benchmark::State& s) { auction(s, SolverKind::kCbc, BidSource::kPrefix); }
+// Milliseconds with three significant digits, never in exponent form.
+std::string ms(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+  return text;
+}
 
-// Small sizes: 64 auctions each; large: 16 (each may run to the 2 s budget).
-#define THEMIS_AUCTION_SIZES(fn)                                                                    \
-  BENCHMARK(fn)->ArgNames({"bidders", "gpus"})->Unit(benchmark::kMillisecond)->UseRealTime()       \
-      ->Iterations(64)->Args({5, 16})->Args({10, 32})->Args({20, 64});                             \
-  BENCHMARK(fn)->ArgNames({"bidders", "gpus"})->Unit(benchmark::kMillisecond)->UseRealTime()       \
-      ->Iterations(16)->Args({50, 256})->Args({100, 512})->Args({200, 1024})
-THEMIS_AUCTION_SIZES(BM_AuctionBranchAndBound_Bidder);
-THEMIS_AUCTION_SIZES(BM_AuctionCbc_Bidder);
-THEMIS_AUCTION_SIZES(BM_AuctionBranchAndBound_Prefix);
-THEMIS_AUCTION_SIZES(BM_AuctionCbc_Prefix);
+struct Size {
+  int bidders = 0;
+  int gpus = 0;
+};
+
+struct SolverRuns {
+  std::vector<double> wall_ms, cpu_ms;
+  std::vector<PartialAllocation> results;
+  int proven = 0;
+  double worst_gap = 0;
+  double winners = 0;
+};
+
+// Both proved their optimum yet W* or some c_i differs.
+bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
+  if (!a.proven_optimal || !b.proven_optimal) return false;
+  if (std::abs(a.pf.value - b.pf.value) > 1e-7) return true;
+  for (std::size_t i = 0; i < a.c.size(); ++i)
+    if (std::abs(a.c[i] - b.c[i]) > 1e-7) return true;
+  return false;
+}
+
+// A solver configuration: "bnb", "cbc", or "bnb-lagrangian" (bnb without its LP search: the
+// Lagrangian depth-first search alone, as bnb was before the LP search).
+std::unique_ptr<WinnerSolver> make_solver(const std::string& name) {
+  if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
+  const auto kind = parse_solver_kind(name);
+  if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
+  return make_winner_solver(*kind);
+}
+
+void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
+  std::vector<PackingProblem> problems;
+  double rows = 0;
+  for (int i = 0; i < instances; ++i) {
+    const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
+    problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
+    for (const auto& b : problems.back().bidders) rows += static_cast<double>(b.rows.size());
+  }
+  std::map<std::string, SolverRuns> runs;
+  for (const PackingProblem& p : problems) {
+    for (const std::string& name : solvers) {
+      auto solver = make_solver(name);
+      const double cpu_start = cpu_ms();
+      const auto start = std::chrono::steady_clock::now();
+      PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0});
+      const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+      SolverRuns& r = runs[name];
+      r.cpu_ms.push_back(cpu_ms() - cpu_start);
+      r.wall_ms.push_back(took.count());
+      r.proven += pa.proven_optimal ? 1 : 0;
+      r.worst_gap = std::max(r.worst_gap, pa.gap);
+      for (int c : pa.pf.choice) r.winners += c >= 0 ? 1 : 0;
+      r.results.push_back(std::move(pa));
+    }
+  }
+  const bool have_cbc = runs.contains("cbc");
+  for (const std::string& name : solvers) {
+    const SolverRuns& r = runs[name];
+    const double p50 = percentile(r.wall_ms, 0.5), p95 = percentile(r.wall_ms, 0.95);
+    const double cpu50 = percentile(r.cpu_ms, 0.5), cpu95 = percentile(r.cpu_ms, 0.95);
+    std::string ratio = "-";
+    int disagreements = 0;
+    if (have_cbc && name != "cbc") {
+      const SolverRuns& cbc = runs["cbc"];
+      char text[64];
+      std::snprintf(text, sizeof text, "%.1f / %.1f", percentile(cbc.cpu_ms, 0.5) / cpu50,
+                    percentile(cbc.cpu_ms, 0.95) / cpu95);
+      ratio = text;
+      for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], cbc.results[i]) ? 1 : 0;
+    }
+    std::printf("| %d | %d | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
+                size.bidders, size.gpus, rows / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
+                ms(p95).c_str(), ms(percentile(r.wall_ms, 1.0)).c_str(), ms(cpu50).c_str(), ms(cpu95).c_str(),
+                r.proven, instances, r.worst_gap, ratio.c_str(), disagreements);
+    std::fflush(stdout);
+  }
+}
+
+// Whether permuting the items by `perm` maps every bidder's rows onto its rows with the same gains (a
+// symmetry of the problem itself, not only of one bidder's valuation).
+bool is_automorphism(const PackingProblem& p, const std::vector<int>& perm) {
+  std::map<std::pair<std::size_t, std::vector<int>>, double> rows;
+  for (std::size_t b = 0; b < p.bidders.size(); ++b)
+    for (const PackingRow& row : p.bidders[b].rows) rows[{b, row.items}] = row.gain;
+  for (std::size_t b = 0; b < p.bidders.size(); ++b) {
+    for (const PackingRow& row : p.bidders[b].rows) {
+      std::vector<int> image;
+      for (int g : row.items) image.push_back(perm[static_cast<std::size_t>(g)]);
+      std::sort(image.begin(), image.end());
+      const auto it = rows.find({b, image});
+      if (it == rows.end() || it->second != row.gain) return false;
+    }
+  }
+  return true;
+}
+
+// --symmetry: how many swaps of two offered GPUs, and of two offered slots (the offer is whole 2-GPU
+// slots, so positions 2s and 2s + 1 are slot s), are symmetries of the instances.
+void symmetry_counts(const Size& size, int instances) {
+  long gpu_swaps = 0, gpu_symmetries = 0, slot_swaps = 0, slot_symmetries = 0;
+  for (int i = 0; i < instances; ++i) {
+    const PackingProblem p = make_bidder_instance(
+        size.bidders, size.gpus, 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i));
+    const auto n = static_cast<std::size_t>(p.item_count);
+    std::vector<int> identity(n);
+    for (std::size_t g = 0; g < n; ++g) identity[g] = static_cast<int>(g);
+    for (std::size_t g = 0; g < n; ++g) {
+      for (std::size_t h = g + 1; h < n; ++h) {
+        std::vector<int> perm = identity;
+        std::swap(perm[g], perm[h]);
+        ++gpu_swaps;
+        gpu_symmetries += is_automorphism(p, perm) ? 1 : 0;
+      }
+    }
+    for (std::size_t s = 0; 2 * s + 1 < n; ++s) {
+      for (std::size_t t = s + 1; 2 * t + 1 < n; ++t) {
+        std::vector<int> perm = identity;
+        std::swap(perm[2 * s], perm[2 * t]);
+        std::swap(perm[2 * s + 1], perm[2 * t + 1]);
+        ++slot_swaps;
+        slot_symmetries += is_automorphism(p, perm) ? 1 : 0;
+      }
+    }
+  }
+  std::printf("| %d | %d | %d | %ld / %ld | %ld / %ld |\n", size.bidders, size.gpus, instances, gpu_symmetries,
+              gpu_swaps, slot_symmetries, slot_swaps);
+}
+
+std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    parts.emplace_back(text.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return parts;
+}
+
+int run(int argc, char** argv) {
+  double budget = 2.0;
+  int instances = 0;
+  std::vector<Size> sizes = {{20, 64}, {50, 256}, {200, 1024}};
+  std::vector<std::string> solvers = {"bnb", "cbc"};
+  bool symmetry = false;
+  for (int a = 1; a < argc; ++a) {
+    const std::string_view flag = argv[a];
+    if (flag == "--symmetry") {
+      symmetry = true;
+      continue;
+    }
+    if (a + 1 >= argc) throw std::invalid_argument("auction_bench: " + std::string(flag) + " needs a value");
+    const std::string value = argv[++a];
+    if (flag == "--budget") {
+      budget = std::stod(value);
+    } else if (flag == "--instances") {
+      instances = std::stoi(value);
+      if (instances < 1) throw std::invalid_argument("auction_bench: --instances must be >= 1");
+    } else if (flag == "--sizes") {
+      sizes.clear();
+      for (const std::string& part : split(value)) {
+        const auto x = part.find('x');
+        if (x == std::string::npos) throw std::invalid_argument("auction_bench: --sizes wants BIDDERSxGPUS, got " + part);
+        sizes.push_back({std::stoi(part.substr(0, x)), std::stoi(part.substr(x + 1))});
+      }
+    } else if (flag == "--solvers") {
+      solvers = split(value);
+      for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
+    } else {
+      throw std::invalid_argument("auction_bench: unknown flag " + std::string(flag));
+    }
+  }
+  if (symmetry) {
+    std::printf("| bidders | GPUs | instances | GPU swaps that are symmetries | slot swaps that are symmetries |\n");
+    std::printf("|---:|---:|---:|---:|---:|\n");
+    for (const Size& size : sizes) symmetry_counts(size, instances > 0 ? instances : 4);
+    return 0;
+  }
+  std::printf("budget %.3g s per auction; ms per auction (wall p50/p95/max, CPU p50/p95); proven: auctions with "
+              "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
+              "proven, W* or a c_i differs by > 1e-7\n\n",
+              budget);
+  std::printf("| bidders | GPUs | rows | winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms "
+              "| proven | max gap | x CBC (p50 / p95) | disagree |\n");
+  std::printf("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Size& size : sizes)
+    run_size(size, instances > 0 ? instances : (size.gpus <= 64 ? 32 : 16), budget, solvers);
+  return 0;
+}
 
 }  // namespace
 }  // namespace themis::arbiter
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  try {
+    return themis::arbiter::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}

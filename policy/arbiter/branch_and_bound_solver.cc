@@ -3,16 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <span>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
+#include "policy/arbiter/packing_lp.h"
 
 namespace themis::arbiter {
 
 namespace {
 
-constexpr double kEpsilon = 1e-9;  // values within this of the incumbent are not worth exploring
+constexpr double kEpsilon = kImprovementTolerance;  // values within this of the incumbent are ties
 
 using Word = std::uint64_t;
 
@@ -84,17 +88,199 @@ class Search {
     return best_bound;
   }
 
+  // Phase 2, LP-based branch and bound: at each node the LP relaxation (warm dual simplex) gives prices,
+  // the node's Lagrangian bound with them prunes, a greedy by LP value finds packings, and a column with
+  // a fractional value is fixed to 1, then to 0.
+  bool run_lp() {
+    std::vector<LpColumn> columns;
+    columns.reserve(rows_.size());
+    for (const Row& row : rows_) columns.push_back(LpColumn{row.bidder, row.gain, &row.items});
+    if (columns.empty()) return true;
+    aborted_ = false;
+    lp_ = std::make_unique<PackingLp>(problem_.item_count, static_cast<int>(order_.size()), columns);
+    lower_.assign(rows_.size(), 0);
+    upper_.assign(rows_.size(), 1);
+    forced_.assign(order_.size(), -1);
+    by_gain_.resize(rows_.size());
+    std::iota(by_gain_.begin(), by_gain_.end(), 0);
+    std::stable_sort(by_gain_.begin(), by_gain_.end(), [&](int a, int b) {
+      return rows_[static_cast<std::size_t>(a)].gain > rows_[static_cast<std::size_t>(b)].gain;
+    });
+    lp_node();
+    return !aborted_;
+  }
+
+  // Lagrangian bound of the node (fixings in lower_/upper_/forced_) for prices λ >= 0.
+  double node_bound(const std::vector<double>& prices) const {
+    std::vector<double> best;
+    return node_bound(prices, best);
+  }
+  double node_bound(const std::vector<double>& prices, std::vector<double>& best) const {
+    double total = std::accumulate(prices.begin(), prices.end(), 0.0);
+    best.assign(order_.size(), 0.0);
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      const auto b = static_cast<std::size_t>(rows_[r].bidder);
+      if (upper_[r] == 0 || (forced_[b] >= 0 && forced_[b] != static_cast<int>(r))) continue;
+      double reduced = rows_[r].gain;
+      for (int g : rows_[r].items) reduced -= prices[static_cast<std::size_t>(g)];
+      if (forced_[b] == static_cast<int>(r)) {
+        best[b] = reduced;  // forced: may be negative
+      } else {
+        best[b] = std::max(best[b], reduced);
+      }
+    }
+    return std::accumulate(best.begin(), best.end(), total);
+  }
+
+  bool forced_rows_clash() const {
+    std::vector<char> used(static_cast<std::size_t>(problem_.item_count), 0);
+    for (int r : forced_) {
+      if (r < 0) continue;
+      for (int g : rows_[static_cast<std::size_t>(r)].items) {
+        if (used[static_cast<std::size_t>(g)]) return true;
+        used[static_cast<std::size_t>(g)] = 1;
+      }
+    }
+    return false;
+  }
+
+  // Rows by LP value (forced first), each taken if its bidder is free and its GPUs unused.
+  void lp_rounding(std::span<const double> x) {
+    std::vector<int> ranked;
+    for (std::size_t r = 0; r < rows_.size(); ++r)
+      if (upper_[r] != 0 && x[r] > 1e-6) ranked.push_back(static_cast<int>(r));
+    std::stable_sort(ranked.begin(), ranked.end(), [&](int a, int b) {
+      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+      if (lower_[ua] != lower_[ub]) return lower_[ua] > lower_[ub];
+      if (x[ua] != x[ub]) return x[ua] > x[ub];
+      return rows_[ua].gain > rows_[ub].gain;
+    });
+    std::vector<char> used(static_cast<std::size_t>(problem_.item_count), 0);
+    std::vector<char> taken(order_.size(), 0);
+    PackingChoice choice(problem_.bidders.size(), -1);
+    double value = 0;
+    auto take_if_free = [&](std::size_t r) {
+      const Row& row = rows_[r];
+      if (taken[static_cast<std::size_t>(row.bidder)]) return;
+      for (int g : row.items)
+        if (used[static_cast<std::size_t>(g)]) return;
+      for (int g : row.items) used[static_cast<std::size_t>(g)] = 1;
+      taken[static_cast<std::size_t>(row.bidder)] = 1;
+      choice[static_cast<std::size_t>(order_[static_cast<std::size_t>(row.bidder)])] = row.original;
+      value += row.gain;
+    };
+    for (int r : ranked) take_if_free(static_cast<std::size_t>(r));
+    // Then every other row by gain, to fill what the LP left free.
+    for (int r : by_gain_) if (upper_[static_cast<std::size_t>(r)] != 0) take_if_free(static_cast<std::size_t>(r));
+    if (value > best_value_ + kEpsilon) {
+      best_value_ = value;
+      best_choice_ = std::move(choice);
+    }
+  }
+
+  void lp_node() {
+    if (aborted_) return;
+    if (out_of_budget()) {
+      aborted_ = true;
+      return;
+    }
+    const bool solved = lp_->solve(deadline_.enabled() ? std::max(1e-6, deadline_.remaining()) : 0);
+    if (solved) {
+      lp_->item_prices(prices_);
+    } else {
+      if (forced_rows_clash()) return;  // no packing here at all
+      prices_.assign(static_cast<std::size_t>(problem_.item_count), 0.0);  // still a valid bound
+    }
+    std::vector<double> bidder_best;
+    const double bound = node_bound(prices_, bidder_best);
+    if (!lp_root_bound_) lp_root_bound_ = bound;
+    if (bound <= best_value_ + kEpsilon) return;
+    const std::span<const double> x = lp_->x();
+    if (solved) {
+      lp_rounding(x);
+      if (bound <= best_value_ + kEpsilon) return;
+    }
+    // Reduced-cost fixing: taking row r instead of its bidder's best bounds the subtree by
+    // bound − best_b + reduced_r; rows for which that is no better than the incumbent are dropped here.
+    std::vector<int> dropped;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      if (lower_[r] != 0 || upper_[r] == 0) continue;
+      const auto b = static_cast<std::size_t>(rows_[r].bidder);
+      if (forced_[b] >= 0) continue;
+      double reduced = rows_[r].gain;
+      for (int g : rows_[r].items) reduced -= prices_[static_cast<std::size_t>(g)];
+      if (bound - bidder_best[b] + reduced <= best_value_ + kEpsilon) {
+        upper_[r] = 0;
+        lp_->set_bounds(static_cast<int>(r), 0, 0);
+        dropped.push_back(static_cast<int>(r));
+      }
+    }
+    branch_lp(solved, x);
+    for (int r : dropped) {
+      upper_[static_cast<std::size_t>(r)] = 1;
+      lp_->set_bounds(r, 0, 1);
+    }
+  }
+
+  void branch_lp(bool solved, std::span<const double> x) {
+    // Branch on the free column whose LP value is most fractional (x = 1 first, then x = 0); with an
+    // integral LP (a bound above it only by tolerances), on a column at 1. A child whose bound with the
+    // parent's prices is no better than the incumbent needs no LP solve.
+    int branch = -1;
+    double best_score = -1;
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+      if (lower_[r] != 0 || upper_[r] == 0) continue;
+      if (forced_[static_cast<std::size_t>(rows_[r].bidder)] >= 0) continue;
+      const double v = solved ? std::clamp(x[r], 0.0, 1.0) : 0.5;
+      // Most fractional, weighted by the GPUs the row holds: settling a large bundle moves the bound most.
+      const double fractional = std::min(v, 1 - v) * static_cast<double>(rows_[r].items.size());
+      // Fractional first; then a column at 1; then any free column, so that a bound above the
+      // incumbent is never left unexplored whatever the LP's tolerances.
+      const double score = v <= 1e-6 ? 0 : v >= 1 - 1e-6 ? 1 : 2 + fractional;
+      if (score > best_score) {
+        best_score = score;
+        branch = static_cast<int>(r);
+      }
+    }
+    if (branch < 0) return;  // every bidder settled: lp_rounding took the forced rows
+    const auto r = static_cast<std::size_t>(branch);
+    const auto b = static_cast<std::size_t>(rows_[r].bidder);
+    const std::vector<double> parent_prices = prices_;
+    lower_[r] = 1;
+    forced_[b] = branch;
+    if (node_bound(parent_prices) > best_value_ + kEpsilon) {
+      lp_->set_bounds(branch, 1, 1);
+      lp_node();
+    }
+    lower_[r] = 0;
+    forced_[b] = -1;
+    if (aborted_) {
+      lp_->set_bounds(branch, 0, 1);
+      return;
+    }
+    upper_[r] = 0;
+    lp_->set_bounds(branch, 0, 0);
+    if (node_bound(parent_prices) > best_value_ + kEpsilon) lp_node();
+    upper_[r] = 1;
+    lp_->set_bounds(branch, 0, 1);
+  }
+
   // Depth-first search with the given prices; returns whether it completed (proved optimality).
-  bool run(const std::vector<double>& prices) {
+  // Stops after `node_limit` nodes in all (<= 0: none) or at the solve's budget.
+  bool run(const std::vector<double>& prices, std::int64_t node_limit) {
     prices_ = prices;
     prepare_search();
     if (root_bound_ <= best_value_ + kEpsilon) return true;
     current_.assign(problem_.bidders.size(), -1);
+    phase_limit_ = node_limit;
     dfs(0, 0.0);
+    phase_limit_ = 0;
     return !aborted_;
   }
 
   double best_value() const { return best_value_; }
+  std::optional<double> lp_root_bound() const { return lp_root_bound_; }
+  bool budget_spent() const { return budget_spent_; }
   const PackingChoice& best_choice() const { return best_choice_; }
   std::int64_t nodes() const { return nodes_; }
 
@@ -242,8 +428,12 @@ class Search {
 
   bool out_of_budget() {
     ++nodes_;
-    if (limits_.max_nodes > 0 && nodes_ >= limits_.max_nodes) return true;
-    return (nodes_ & 255) == 0 && deadline_.passed();
+    if ((limits_.max_nodes > 0 && nodes_ >= limits_.max_nodes) ||
+        ((lp_ != nullptr || (nodes_ & 255) == 0) && deadline_.passed())) {  // an LP node is slow
+      budget_spent_ = true;
+      return true;
+    }
+    return phase_limit_ > 0 && nodes_ >= phase_limit_;
   }
 
   void dfs(std::size_t depth, double value) {
@@ -275,6 +465,11 @@ class Search {
   }
 
   const PackingProblem& problem_;
+  std::unique_ptr<PackingLp> lp_;
+  std::vector<char> lower_, upper_;
+  std::vector<int> forced_;  // per search position: the row fixed to 1, or -1
+  std::vector<int> by_gain_;
+
   SolveLimits limits_;
   Deadline deadline_;
   std::vector<int> order_;  // search position -> bidder index in the problem
@@ -287,6 +482,9 @@ class Search {
   std::vector<int> current_;  // per search position: chosen original row or -1
   double free_price_ = 0;
   double root_bound_ = 0;
+  std::optional<double> lp_root_bound_;
+  std::int64_t phase_limit_ = 0;
+  bool budget_spent_ = false;
   double best_value_ = 0;
   PackingChoice best_choice_;
   std::int64_t nodes_ = 0;
@@ -305,14 +503,19 @@ PackingSolution BranchAndBoundSolver::solve(const PackingProblem& problem, int e
   std::vector<double> local_prices;
   std::vector<double>& prices = hints.item_prices != nullptr ? *hints.item_prices : local_prices;
   const bool warm_prices = prices.size() == static_cast<std::size_t>(problem.item_count);
-  const double root_bound = search.optimise_prices(prices, warm_prices ? 40 : 300);
-  const bool complete = search.run(prices);
+  double bound = search.optimise_prices(prices, warm_prices ? 40 : 300);
+  // Small problems close within a few thousand cheap nodes; the rest go on with an LP at every node.
+  bool complete = lagrangian_nodes_ > 0 && search.run(prices, lagrangian_nodes_);
+  if (!complete && !search.budget_spent()) {
+    complete = search.run_lp();
+    if (search.lp_root_bound()) bound = std::min(bound, *search.lp_root_bound());
+  }
 
   PackingSolution solution;
   solution.choice = search.best_choice();
   solution.value = search.best_value();
   solution.proven_optimal = complete;
-  solution.bound = complete ? solution.value : std::max(solution.value, root_bound);
+  solution.bound = complete ? solution.value : std::max(solution.value, bound);
   solution.nodes = search.nodes();
   return solution;
 }

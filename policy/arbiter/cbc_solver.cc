@@ -64,6 +64,9 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
+  // The default increment (1e-5) prunes every node that cannot beat the incumbent by that much, so a
+  // packing better than the warm start by less is never found.
+  model.setDblParam(CbcModel::CbcCutoffIncrement, kImprovementTolerance);
   if (limits.max_seconds > 0) model.setMaximumSeconds(limits.max_seconds);
   if (limits.max_nodes > 0) model.setMaximumNodes(static_cast<int>(std::min<std::int64_t>(limits.max_nodes, 1 << 30)));
   if (start_value > 0) {

@@ -20,6 +20,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
   out.solves = 1;
   out.gap = out.pf.gap();
+  out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
   out.value_without.assign(n, total);
 
@@ -34,15 +35,18 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     without_i[i] = -1;
     if (deadline.enabled() && deadline.passed()) {
       // Out of time: the best of the PF packing minus i and a greedy packing stands in for W*_{-i}
-      // (a lower bound, so c_i is at most overstated), and each bidder's best row bounds the gap.
+      // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
+      // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
       const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
       const double best_without = std::max(greedy, others_at_pf);
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;
-      if (trivial_bound > best_without) out.gap = std::max(out.gap, (trivial_bound - best_without) / trivial_bound);
+      const double bound = std::min(trivial_bound, out.pf.bound);
+      if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
       out.value_without[i] = best_without;
       out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
+      out.proven_optimal = false;
       continue;
     }
     SolveLimits each{0, limits.max_nodes_per_solve};
@@ -50,8 +54,12 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
     const PackingSolution solved = solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
     ++out.solves;
-    out.gap = std::max(out.gap, solved.gap());
+    out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
+    if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own
+      const double bound = std::min(solved.bound, out.pf.bound);
+      if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
+    }
     out.value_without[i] = best_without;
     out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
   }

@@ -20,6 +20,7 @@ struct PartialAllocation {
   std::vector<double> c;          // per bidder, in (0, 1]
   std::vector<double> value_without;  // per bidder: W*_{-i} (W* for bidders that won nothing)
   double gap = 0;                 // the largest relative gap over all solves (0: all proven optimal)
+  bool proven_optimal = true;     // every solve ran and proved its optimum (W* and every W*_{-i} exact)
   int solves = 0;
 };
 

@@ -25,7 +25,10 @@ std::optional<RoundingRule> parse_rounding_rule(std::string_view text) {
 
 int nearest_kept_count(double c, int k) {
   if (k <= 0 || !(c > 0)) return 0;
-  const auto rounded = static_cast<int>(std::floor(std::min(c, 1.0) * k + 0.5));
+  // c arrives as exp(W_{-i}(PF) − W*_{-i}), a difference of sums of logs, so a true 3/4 may be
+  // 0.7499999999999999; c·k within a relative kNearestTolerance below a half counts as the half.
+  const double scaled = std::min(c, 1.0) * k;
+  const auto rounded = static_cast<int>(std::floor(scaled * (1 + kNearestTolerance) + 0.5));
   return std::clamp(rounded, 1, k);
 }
 

@@ -21,7 +21,13 @@ enum class RoundingRule {
 std::string_view to_string(RoundingRule rule);
 std::optional<RoundingRule> parse_rounding_rule(std::string_view text);  // "nearest" | "lottery" | "time-share"
 
-// How many of k GPUs the nearest rule keeps for payment factor c.
+// Relative tolerance of the nearest rule: c·k is rounded as c·k·(1 + 1e-9), so a half that the log-space
+// computation of c leaves a few ulps short (0.75·2 as 1.4999999999999998) still rounds up. Payment
+// factors closer than this to a half from below are indistinguishable from it in log space.
+inline constexpr double kNearestTolerance = 1e-9;
+
+// How many of k GPUs the nearest rule keeps for payment factor c: ⌊c·k·(1 + kNearestTolerance) + ½⌋,
+// at least 1 when c > 0, at most k.
 int nearest_kept_count(double c, int k);
 
 // The GPUs of `bundle` (sorted) that the winner keeps; the rest become leftover. The lottery draws

@@ -12,6 +12,11 @@
 
 namespace themis::arbiter {
 
+// Both solvers find every packing better than their incumbent by more than this in Σ gain
+// (Σ log(1/ρ)); closer values are ties. CBC's default (cutoff increment 1e-5) would miss real
+// improvements: bids a few ρ-ulps of 1e-6 apart are ordinary.
+inline constexpr double kImprovementTolerance = 1e-9;
+
 struct SolveLimits {
   double max_seconds = 0;        // <= 0: no time limit
   std::int64_t max_nodes = 0;    // <= 0: no node limit

@@ -2,6 +2,7 @@
 // feasible packing, a bound at least its value, and a gap >= 0.
 #include <gtest/gtest.h>
 
+#include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "core/rng.h"
@@ -58,6 +59,61 @@ TEST(BoundedSolve, NodeLimitIsDeterministic) {
   EXPECT_EQ(a.choice, b.choice);
   EXPECT_EQ(a.value, b.value);
   EXPECT_LE(a.nodes, 2000);
+}
+
+TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
+  const PackingProblem p = hard_instance();
+  BranchAndBoundSolver solver(0);
+  const PackingSolution a = solver.solve(p, -1, SolveLimits{0, 8}, SolveHints{});
+  const PackingSolution b = solver.solve(p, -1, SolveLimits{0, 8}, SolveHints{});
+  EXPECT_TRUE(packing_feasible(p, a.choice));
+  EXPECT_EQ(a.choice, b.choice);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_EQ(a.bound, b.bound);
+  EXPECT_LE(a.nodes, 8);
+  EXPECT_GE(a.bound, a.value);
+}
+
+// Winners whose solve the budget skips: W*_{-i} <= W* <= the PF bound, which is tighter than the sum of
+// every other bidder's best row. a: {0,1} gain 3; b: {0} gain 2; c: {1} gain 2. The PF optimum b + c = 4
+// is proven at once; the budget is spent before the winners' solves, and without b the greedy a = 3
+// stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2).
+TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    auto solver = make_winner_solver(kind);
+    const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{1e-9, 0});
+    ASSERT_EQ(pa.pf.choice, (PackingChoice{-1, 0, 0}));
+    ASSERT_TRUE(pa.pf.proven_optimal);
+    EXPECT_FALSE(pa.proven_optimal);
+    EXPECT_EQ(pa.solves, 1);
+    EXPECT_NEAR(pa.gap, 0.25, 1e-12);
+  }
+}
+
+// A solver whose PF solve is proven and whose solves without a bidder stop with the loosest bound.
+class StoppedWinnerSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "stopped"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? PackingChoice{-1, 0, 0} : PackingChoice{0, -1, -1};
+    if (excluded == 0) s.choice = {-1, 0, 0};
+    s.value = packing_value(problem, s.choice);
+    s.proven_optimal = excluded < 0;
+    s.bound = excluded < 0 ? s.value : 100.0;
+    return s;
+  }
+};
+
+TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  StoppedWinnerSolver solver;
+  const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{});
+  EXPECT_EQ(pa.solves, 3);
+  EXPECT_FALSE(pa.proven_optimal);
+  EXPECT_NEAR(pa.gap, 0.25, 1e-12);  // (4 − 3)/4 for b and c, not (100 − 3)/100
 }
 
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "policy/arbiter/placement.h"
 #include "policy/arbiter/whole_gpus.h"
 #include "test_apps.h"
@@ -38,6 +40,14 @@ TEST(WholeGpus, NearestRounding) {
   EXPECT_EQ(nearest_kept_count(0.01, 4), 1);  // at least one
   EXPECT_EQ(nearest_kept_count(0.3, 1), 1);
   EXPECT_EQ(nearest_kept_count(0.0, 4), 0);
+}
+
+// c from exp of a difference of logs lands a few ulps off a half; within 1e-9 (relative) it is the half.
+TEST(WholeGpus, NearestRoundingToleratesLogSpaceError) {
+  EXPECT_EQ(nearest_kept_count(std::exp(0.0 - std::log(0.4 / 0.3)), 2), 2);  // 0.7499999999999999
+  EXPECT_EQ(nearest_kept_count(std::nextafter(0.625, 0.0), 4), 3);
+  EXPECT_EQ(nearest_kept_count(0.75 * (1 - 1e-7), 2), 1);  // clearly below the half: rounds down
+  EXPECT_EQ(nearest_kept_count(0.7499, 2), 1);
 }
 
 TEST(WholeGpus, LotteryKeepsAllOrNothingAtRateC) {

@@ -1,4 +1,4 @@
-// Both winner-determination solvers against exhaustive search on random small instances: the optimum
+// Both winner-determination solvers (bnb also with its LP search alone) against exhaustive search on random small instances: the optimum
 // value, the PF packing, every c_i, and the resulting kept and leftover GPU sets.
 #include <gtest/gtest.h>
 
@@ -6,6 +6,8 @@
 #include <set>
 
 #include "brute_force.h"
+#include "policy/arbiter/branch_and_bound_solver.h"
+#include "policy/arbiter/cbc_solver.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/whole_gpus.h"
 #include "core/rng.h"
@@ -33,9 +35,8 @@ std::vector<Bid> random_bids(Rng& rng, const Offer& offer) {
   return bids;
 }
 
-void check_against_brute_force(SolverKind kind) {
+void check_against_brute_force(WinnerSolver& solver) {
   const Cluster cluster = testing::make_cluster(2, 2, 2, 1);  // 8 GPUs: 2 racks × 1 machine × 2 slots × 2
-  auto solver = make_winner_solver(kind);
   Rng rng(20240601);
   int with_winners = 0;
   int with_payment = 0;
@@ -50,10 +51,11 @@ void check_against_brute_force(SolverKind kind) {
     const testing::BruteForceResult expected = testing::brute_force(problem);
     const std::vector<double> expected_c = testing::brute_force_c(problem);
 
-    const PartialAllocation got = partial_allocation(problem, *solver, AuctionLimits{});
+    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{});
     SCOPED_TRACE("instance " + std::to_string(instance));
     ASSERT_TRUE(packing_feasible(problem, got.pf.choice));
     EXPECT_TRUE(got.pf.proven_optimal);
+    EXPECT_TRUE(got.proven_optimal);
     EXPECT_EQ(got.gap, 0.0);
     EXPECT_NEAR(got.pf.value, expected.value, 1e-7);
     ASSERT_EQ(got.pf.choice, expected.choice);  // continuous random ρ: the optimum is unique
@@ -88,8 +90,19 @@ void check_against_brute_force(SolverKind kind) {
   EXPECT_GT(with_payment, 100);
 }
 
-TEST(SolverBruteForce, BranchAndBoundMatchesExhaustiveSearch) { check_against_brute_force(SolverKind::kBranchAndBound); }
-TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) { check_against_brute_force(SolverKind::kCbc); }
+TEST(SolverBruteForce, BranchAndBoundMatchesExhaustiveSearch) {
+  BranchAndBoundSolver solver;
+  check_against_brute_force(solver);
+}
+// The instances are small enough for the Lagrangian search alone; this runs the LP search on them.
+TEST(SolverBruteForce, BranchAndBoundLpSearchMatchesExhaustiveSearch) {
+  BranchAndBoundSolver solver(0);
+  check_against_brute_force(solver);
+}
+TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) {
+  CbcSolver solver;
+  check_against_brute_force(solver);
+}
 
 TEST(SolverBruteForce, LoneBidderPaysNothing) {
   PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}};
