@@ -1,7 +1,7 @@
 # Control-plane round latency with real coordinator and nodelet processes (docs/performance.md "Control plane").
 if(TARGET themis_bidder AND TARGET themis_store AND TARGET themis_net AND TARGET themis-coordinator AND TARGET themis-nodelet)
   add_executable(control_plane_bench ${CMAKE_CURRENT_SOURCE_DIR}/control_plane_bench.cc
-                 ${PROJECT_SOURCE_DIR}/tests/integration/process.cc)
+                 ${CMAKE_CURRENT_SOURCE_DIR}/launcher_agents.cc ${PROJECT_SOURCE_DIR}/tests/integration/process.cc)
   target_include_directories(control_plane_bench PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(control_plane_bench PRIVATE themis_bidder themis_store themis_net themis_core)
   themis_target_warnings(control_plane_bench)
