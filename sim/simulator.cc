@@ -93,7 +93,9 @@ class Run {
       for (auto it = expiries_.begin(); it != expiries_.end() && planner::lease_ends(it->first, now, window_);) {
         const GpuIndex g = it->second;
         const HeldLease& lease = gpus_[static_cast<std::size_t>(g)];
-        if (lease.app < 0 || !planner::lease_ends(lease.expiry, now, window_)) {  // released, or leased again since
+        // Out of date: released, or leased again since (its new lease has an entry of its own). Keeping such
+        // an entry would hold the clock at its time for ever.
+        if (lease.app < 0 || lease.expiry != it->first) {
           it = expiries_.erase(it);
           continue;
         }
@@ -109,6 +111,10 @@ class Run {
         ++stats_.events;
         changed = true;
       }
+      // Every event at or before now was handled above: one left there would hold the clock for ever.
+      if (!changed && next_event_time() <= now)
+        throw std::logic_error(std::string(policy_.name()) + ": simulation stuck at t=" + std::to_string(now) +
+                               " s: an event at this instant was left unhandled");
       if (changed && !free_.empty() && any_demand()) round(now);
       demand = 0;
       for (const auto& [id, app] : active_) demand += app->current_demand();
