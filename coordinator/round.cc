@@ -216,8 +216,9 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
   for (const planner::PlannedLease& lease : plan.leases) store.insert_lease(lease, round);
   for (const planner::JobStart& start : plan.starts) store.start_job(start.job.app, start.job.job, start.gpus, now);
   for (const auto& [app, gpu] : plan.probes) {
-    const auto lease = std::find_if(plan.leases.begin(), plan.leases.end(), [&](const planner::PlannedLease& l) {
-      return l.app == app && l.kind == planner::LeaseKind::kProbe;
+    const AppId prober = app;  // a structured binding cannot be captured (clang 14)
+    const auto lease = std::find_if(plan.leases.begin(), plan.leases.end(), [prober](const planner::PlannedLease& l) {
+      return l.app == prober && l.kind == planner::LeaseKind::kProbe;
     });
     note_probe_started(app, gpu, lease->job, round, now);
     outcome_json["grants"].push_back({{"app", app}, {"gpus", {gpu}}, {"kind", "probe"}});
