@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bidder/slowdown.h"
 #include "bidder/bid_generator.h"
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/packing_problem.h"
@@ -51,15 +52,8 @@ Cluster bench_cluster(int gpus) {
   return Cluster(spec);
 }
 
-double slowdown(Locality l) {
-  switch (l) {
-    case Locality::kSameSlot:
-    case Locality::kSameMachine: return 1.0;
-    case Locality::kSameRack: return 1.1;
-    case Locality::kCrossRack: return 1.3;
-  }
-  return 1.3;
-}
+// The bidder library's slowdown priors (same machine 1.0, same rack 1.1, cross rack 1.3).
+double slowdown(Locality l) { return bidder::SlowdownModel().prior(l); }
 
 // Bids from the bidder library over a fragmented offer: `gpus` GPUs of a cluster twice that size.
 PackingProblem make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {

@@ -7,20 +7,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bidder/slowdown.h"
+
 namespace themis::bench {
 namespace {
 
 using W = wire::Envelope::Body::Which;
 
-double slowdown(Locality l) {
-  switch (l) {
-    case Locality::kSameSlot:
-    case Locality::kSameMachine: return 1.0;
-    case Locality::kSameRack: return 1.1;
-    case Locality::kCrossRack: return 1.3;
-  }
-  return 1.3;
-}
+// The bidder library's slowdown priors (same machine 1.0, same rack 1.1, cross rack 1.3).
+double slowdown(Locality l) { return bidder::SlowdownModel().prior(l); }
 
 // Why the coordinator refused a launch, from its answer and the lease the launch acted on.
 std::string refusal_cause(const Agent::LaunchRequest& launch, wire::ErrorCode code, const std::string& message,
