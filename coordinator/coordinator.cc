@@ -468,10 +468,8 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
       }
     }
     if (state == "STARTING") {
-      db_.prepare("UPDATE jobs SET state = 'RUNNING', reason = '', state_since = ? WHERE app_id = ? AND job = ?")
-          .bind_all(now, worker.getApp(), worker.getJob())
-          .run();
-      db_.prepare("UPDATE apps SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'").bind_all(worker.getApp()).run();
+      states_.move_job(worker.getApp(), worker.getJob(), JobEvent::kWorkersUp, "", now);
+      states_.move_app(worker.getApp(), AppState::kRunning, now);
       event(now, "Running", worker.getApp(), worker.getJob(), host, std::nullopt, "workers up");
       launched_.insert({worker.getApp(), worker.getJob(), worker.getAttempt()});
     }
@@ -528,12 +526,10 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
     while (hosts.step()) all_done = all_done && hosts_done.count(hosts.text(0)) > 0;
     if (!all_done) continue;
     stopped_on_.erase(key);
-    const std::string end = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
-    const std::string end_reason = end == "FAILED" ? failed_reason(app, job, attempt) : reason;
+    const std::string end(to_string(end_of_stop(reason)));
+    const std::string end_reason = end_of_stop(reason) == JobState::kFailed ? failed_reason(app, job, attempt) : reason;
     spdlog::warn("job {}_{} attempt {} is stopping but no host runs its workers: {}", app, job, attempt, end);
-    db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', exited_ranks = 0, state_since = ? WHERE app_id = ? AND job = ?")
-        .bind_all(end, end_reason, now, app, job)
-        .run();
+    states_.move_job(app, job, JobEvent::kStopped, end_reason, now, reason);
     if (reason == "Preempted") record_preemption(app, job, attempt, now);
     event(now, end == "PENDING" ? "Requeued" : end, app, job, host, std::nullopt, end_reason + " (no worker left; exit not received)");
     finish_app_if_done(app, now);
@@ -590,12 +586,10 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
       if (again.step()) stop_reason = again.text(0);
     }
     if (ranks_exited >= world) {
-      const std::string final_state =
-          stop_reason == "Cancelled" ? "CANCELLED" : stop_reason == "RankFailed" ? "FAILED" : "PENDING";
-      const std::string final_reason = final_state == "FAILED" ? failed_reason(app, job_index, attempt) : stop_reason;
-      db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', state_since = ? WHERE app_id = ? AND job = ?")
-          .bind_all(final_state, final_reason, now, app, job_index)
-          .run();
+      const std::string final_state(to_string(end_of_stop(stop_reason)));
+      const std::string final_reason =
+          end_of_stop(stop_reason) == JobState::kFailed ? failed_reason(app, job_index, attempt) : stop_reason;
+      states_.move_job(app, job_index, JobEvent::kStopped, final_reason, now, stop_reason);
       if (stop_reason == "Preempted") record_preemption(app, job_index, attempt, now);
       event(now, final_state == "PENDING" ? "Requeued" : final_state, app, job_index, host, std::nullopt, final_reason);
       changed = true;
@@ -603,9 +597,7 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
   } else if (state == "RUNNING" || state == "STARTING") {
     if (success) {
       if (ranks_exited >= world) {
-        db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'Done', state_since = ? WHERE app_id = ? AND job = ?")
-            .bind_all(now, app, job_index)
-            .run();
+        states_.move_job(app, job_index, JobEvent::kSucceeded, "Done", now);
         release_job_leases(app, job_index, now, "completed");
         event(now, "Completed", app, job_index, host, std::nullopt, "all ranks exited 0");
         changed = true;
@@ -621,11 +613,8 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
                                                          exited.getLogTail(), now);
       if (ranks_exited >= world) {
         const bool retry = stop_reason == "Backoff";
-        db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = CASE WHEN ?1 = 'PENDING' THEN '[]' ELSE placement END, "
-                    "state_since = ? WHERE app_id = ? AND job = ?")
-            .bind_all(std::string(retry ? "PENDING" : "FAILED"), retry ? stop_reason : failed_reason(app, job_index, attempt),
-                      now, app, job_index)
-            .run();
+        states_.move_job(app, job_index, retry ? JobEvent::kRetried : JobEvent::kFailed,
+                         retry ? stop_reason : failed_reason(app, job_index, attempt), now);
         release_job_leases(app, job_index, now, "failed");
       } else {
         stop_job(app, job_index, now, stop_reason);
@@ -659,9 +648,7 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
   release_job_leases(app, job, now, reason);
   if (state == "PENDING") {
     if (reason == "Cancelled") {
-      db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'Cancelled', state_since = ? WHERE app_id = ? AND job = ?")
-          .bind_all(now, app, job)
-          .run();
+      states_.move_job(app, job, JobEvent::kCancelled, "Cancelled", now);
     }
     return;
   }
@@ -682,9 +669,7 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
   }
   const bool can_wait = reachable > 0 && reason != "NodeFail" && reason != "WorkersLost";
   if (can_wait) {
-    db_.prepare("UPDATE jobs SET state = 'STOPPING', reason = ?, state_since = ? WHERE app_id = ? AND job = ?")
-        .bind_all(reason, now, app, job)
-        .run();
+    states_.move_job(app, job, JobEvent::kStopSent, reason, now);
     return;
   }
   // Nothing to wait for: other ranks (if any) are told to stop, but their exits are of an old attempt.
@@ -692,32 +677,21 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
                             "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.state = 'up'");
   others.bind_all(app, job);
   while (others.step()) queue_stop(others.text(0), app, job, attempt, grace, reason);
-  const std::string end_state = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
-  db_.prepare("UPDATE jobs SET state = ?, reason = ?, placement = '[]', exited_ranks = 0, state_since = ? "
-              "WHERE app_id = ? AND job = ?")
-      .bind_all(end_state, reason, now, app, job)
-      .run();
+  states_.move_job(app, job, JobEvent::kStopped, reason, now, reason);
 }
 
 void Coordinator::finish_app_if_done(std::int64_t app, double now) {
   // An app with a launcher ends when its launcher says so (successive halving reruns completed jobs).
   if (has_launcher(app)) return;
-  auto st = db_.prepare("SELECT count(*), sum(state = 'COMPLETED'), sum(state = 'FAILED'), sum(state = 'CANCELLED'), "
-                        "sum(state IN ('STARTING','RUNNING','STOPPING')) FROM jobs WHERE app_id = ?");
-  st.bind(1, app);
-  st.step();
-  const auto total = st.int64(0), completed = st.int64(1), failed = st.int64(2), cancelled = st.int64(3),
-             active = st.int64(4);
-  if (completed + failed + cancelled < total) {
-    db_.prepare("UPDATE apps SET state = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
-        .bind_all(std::string(active > 0 ? "RUNNING" : "PENDING"), app)
-        .run();
+  const JobCounts jobs = states_.job_counts(app);
+  const AppState next = app_state_from_jobs(jobs);
+  const auto completed = jobs.completed, failed = jobs.failed, cancelled = jobs.cancelled;
+  if (!is_final(next)) {
+    states_.move_app(app, next, now);
     return;
   }
-  const std::string state = cancelled > 0 ? "CANCELLED" : failed > 0 ? "FAILED" : "COMPLETED";
-  if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
-          .bind_all(state, now, app)
-          .run() > 0) {
+  const std::string state(to_string(next));
+  if (states_.move_app(app, next, now)) {
     event(now, "App" + state.substr(0, 1) + std::string(state.begin() + 1, state.end()), app, std::nullopt, "",
           std::nullopt, std::to_string(completed) + " completed, " + std::to_string(failed) + " failed, " +
                             std::to_string(cancelled) + " cancelled");
@@ -774,12 +748,8 @@ void Coordinator::check_heartbeats(double now) {
       auto st = db_.prepare("SELECT state, reason, attempt FROM jobs WHERE app_id = ? AND job = ?");
       st.bind_all(app, job);
       st.step();
-      if (st.text(0) == "STOPPING") {
-        const std::string reason = st.text(1);
-        const std::string end = reason == "Cancelled" ? "CANCELLED" : reason == "RankFailed" ? "FAILED" : "PENDING";
-        db_.prepare("UPDATE jobs SET state = ?, placement = '[]', exited_ranks = 0, state_since = ? WHERE app_id = ? AND job = ?")
-            .bind_all(end, now, app, job)
-            .run();
+      if (st.text(0) == to_string(JobState::kStopping)) {
+        states_.move_job(app, job, JobEvent::kStopped, std::nullopt, now, st.text(1));
       } else {
         const std::int64_t attempt = st.int64(2);
         if (has_launcher(app)) {

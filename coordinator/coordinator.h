@@ -19,6 +19,7 @@
 #include "coordinator/request_error.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
 #include "net/envelope.h"
@@ -197,6 +198,7 @@ class Coordinator {
   zmq::socket_t router_;
   std::string endpoint_;
   store::Database db_;
+  store::StateStore states_{db_};  // the one writer of jobs.state and apps.state
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;

@@ -150,9 +150,9 @@ void Coordinator::after_node_loss(std::int64_t app, std::int64_t job, std::int64
   if (stop_reason == "Backoff") {
     db_.prepare("UPDATE jobs SET reason = 'Backoff' WHERE app_id = ? AND job = ? AND state = 'PENDING'").bind_all(app, job).run();
   } else {
-    db_.prepare("UPDATE jobs SET state = 'FAILED', reason = ?, state_since = ? WHERE app_id = ? AND job = ? AND state = 'PENDING'")
-        .bind_all(std::string(reason_code(FailureClass::kNodeFailure)), now, app, job)
-        .run();
+    if (states_.job_state(app, job) == JobState::kPending) {
+      states_.move_job(app, job, JobEvent::kFailed, reason_code(FailureClass::kNodeFailure), now);
+    }
     event(now, "FAILED", app, job, "", std::nullopt, std::string(reason_code(FailureClass::kNodeFailure)));
   }
 }

@@ -221,11 +221,8 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
                                std::to_string(app));
     }
   }
-  db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = ?, placement = ?, exited_ranks = 0, "
-              "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
-      .bind_all(attempt, json(gpus).dump(), now, app, job)
-      .run();
-  db_.prepare("UPDATE apps SET state = 'RUNNING' WHERE id = ? AND state = 'PENDING'").bind(1, app).run();
+  states_.start_job(app, job, attempt, json(gpus).dump(), now);
+  states_.move_app(app, AppState::kRunning, now);
   for (GpuIndex g : gpus) {
     db_.prepare("UPDATE leases SET job = ? WHERE app_id = ? AND gpu = ? AND state = 'active'")
         .bind_all(job, app, static_cast<std::int64_t>(g))
@@ -254,9 +251,7 @@ void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*cal
   const std::string state = st.text(0);
   if (reason == "EarlyStopped") {
     if (state == "PENDING" || state == "COMPLETED") {
-      db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND job = ?")
-          .bind_all(now, app, job)
-          .run();
+      states_.move_job(app, job, JobEvent::kDropped, "EarlyStopped", now);
       event(now, "EarlyStopped", app, job, "", std::nullopt, "successive halving dropped it");
     }
   } else if (static_cast<std::int64_t>(stop.getAttempt()) == st.int64(1) && (state == "STARTING" || state == "RUNNING")) {
@@ -329,17 +324,13 @@ void Coordinator::end_launcher_app(std::int64_t app, bool failed, const std::str
   std::vector<std::int64_t> running;
   while (jobs.step()) running.push_back(jobs.int64(0));
   for (auto job : running) stop_job(app, job, now, failed ? "RankFailed" : "Cancelled");
-  db_.prepare("UPDATE jobs SET state = 'COMPLETED', reason = 'EarlyStopped', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
-      .bind_all(now, app)
-      .run();
+  // Jobs that never ran end with their app, as dropped (a COMPLETED job already ended and stays as it is).
+  states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kDropped, "EarlyStopped", now);
   db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
               "WHERE app_id = ? AND state = 'active'")
       .bind_all(now, app)
       .run();
-  const std::string end = failed ? "FAILED" : "COMPLETED";
-  if (db_.prepare("UPDATE apps SET state = ?, finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
-          .bind_all(end, now, app)
-          .run() > 0) {
+  if (states_.move_app(app, failed ? AppState::kFailed : AppState::kCompleted, now)) {
     event(now, failed ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt, message);
   }
 }

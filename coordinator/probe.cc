@@ -82,9 +82,7 @@ void Coordinator::settle_launcher_probe(std::int64_t app, bool active, double no
     return;
   }
   if (failed) {
-    db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'ProbeFailed', state_since = ? WHERE app_id = ? AND state = 'PENDING'")
-        .bind_all(now, app)
-        .run();
+    states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kCancelled, "ProbeFailed", now);
     db_.prepare("UPDATE apps SET probe = 'failed' WHERE id = ?").bind(1, app).run();
     event(now, "ProbeFailed", app, failure->job, "", std::nullopt, failure->why);
     end_launcher_app(app, true, failure->why, now);  // stops what runs, releases the probe lease, AppFailed
@@ -140,11 +138,9 @@ void Coordinator::settle_probes(double now) {
       continue;
     }
     if (state == "FAILED") {
-      db_.prepare("UPDATE jobs SET state = 'CANCELLED', reason = 'ProbeFailed', state_since = ? "
-                  "WHERE app_id = ? AND state = 'PENDING'")
-          .bind_all(now, app)
-          .run();
-      db_.prepare("UPDATE apps SET probe = 'failed', state = 'FAILED', finished_at = ? WHERE id = ?").bind_all(now, app).run();
+      states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kCancelled, "ProbeFailed", now);
+      db_.prepare("UPDATE apps SET probe = 'failed' WHERE id = ?").bind(1, app).run();
+      states_.move_app(app, AppState::kFailed, now);
       event(now, "ProbeFailed", app, job.int64(0), "", std::nullopt, why);
       event(now, "AppFailed", app, std::nullopt, "", std::nullopt, why);
       spdlog::info("app {}: {}", app, why);

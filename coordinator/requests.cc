@@ -216,9 +216,7 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
                   "WHERE app_id = ? AND state = 'active'")
           .bind_all(now, app)
           .run();
-      if (db_.prepare("UPDATE apps SET state = 'CANCELLED', finished_at = ? WHERE id = ? AND state IN ('PENDING','RUNNING')")
-              .bind_all(now, app)
-              .run() > 0) {
+      if (states_.move_app(app, AppState::kCancelled, now)) {
         event(now, "AppCancelled", app, std::nullopt, "", std::nullopt, "cancelled by " + caller.name);
       }
     } else {

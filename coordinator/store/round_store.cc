@@ -1,5 +1,7 @@
 #include "coordinator/store/round_store.h"
 
+#include "coordinator/store/state_store.h"
+
 #include <nlohmann/json.hpp>
 
 namespace themis::store {
@@ -103,10 +105,7 @@ void RoundStore::insert_lease(const planner::PlannedLease& lease, std::int64_t r
 }
 
 void RoundStore::start_job(std::int64_t app, std::int64_t job, const std::vector<GpuIndex>& gpus, double now) {
-  db_.prepare("UPDATE jobs SET state = 'STARTING', reason = '', attempt = attempt + 1, placement = ?, exited_ranks = 0, "
-              "exit_code = NULL, exit_signal = NULL, state_since = ? WHERE app_id = ? AND job = ?")
-      .bind_all(json(gpus).dump(), now, app, job)
-      .run();
+  StateStore(db_).start_job(app, job, std::nullopt, json(gpus).dump(), now);
 }
 
 std::vector<std::int64_t> RoundStore::jobs_on_gpu(std::int64_t app, GpuIndex gpu) {
