@@ -39,14 +39,40 @@ void check_running_list(const std::string& message, const std::string& host, std
 
 }  // namespace
 
-Coordinator::Coordinator(const CoordinatorConfig& config)
+class Coordinator::RouterEnv : public Env {
+ public:
+  explicit RouterEnv(zmq::socket_t& router) : router_(router) {}
+  double now() override { return unix_now(); }
+  void send(const std::string& routing_id, zmq::message_t frame) override {
+    router_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    router_.send(frame, zmq::send_flags::dontwait);
+  }
+
+ private:
+  zmq::socket_t& router_;
+};
+
+Coordinator::Coordinator(const CoordinatorConfig& config) : Coordinator(config, nullptr) {}
+
+Coordinator::Coordinator(const CoordinatorConfig& config, Env& env) : Coordinator(config, &env) {}
+
+Coordinator::Coordinator(const CoordinatorConfig& config, Env* injected)
     : config_(config),
+      own_env_(injected ? nullptr : std::make_unique<RouterEnv>(router_)),
+      env_(injected ? injected : own_env_.get()),
       context_(1),
-      router_(context_, zmq::socket_type::router),
+      router_(injected ? zmq::socket_t() : zmq::socket_t(context_, zmq::socket_type::router)),
       db_(config.database),
       checkpointer_(db_, kCheckpointInterval),
       policy_(make_coordinator_policy(config)),
       rng_(static_cast<std::uint64_t>(config.seed)) {
+  if (injected) {
+    started_at_ = env_->now();
+    auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
+    while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, 0, {}};
+    trigger("coordinator start");
+    return;
+  }
   if (config_.insecure) {
     if (!net::is_loopback_endpoint(config_.listen)) {
       throw std::invalid_argument("coordinator.insecure: refusing to listen on " + config_.listen +
@@ -66,7 +92,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config)
   router_.set(zmq::sockopt::router_handover, 1);
   router_.bind(config_.listen);
   endpoint_ = router_.get(zmq::sockopt::last_endpoint);
-  started_at_ = unix_now();
+  started_at_ = env_->now();
   // Hosts the database says are up get a fresh set of lives: they re-register when they hear from us.
   auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
   while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, 0, {}};
@@ -82,7 +108,7 @@ Coordinator::~Coordinator() {
 
 void Coordinator::trigger(const std::string& why) {
   if (!round_requested_at_) {
-    round_requested_at_ = unix_now();
+    round_requested_at_ = env_->now();
     round_trigger_ = why;
   } else if (round_trigger_.find(why) == std::string::npos && round_trigger_.size() < 200) {
     round_trigger_ += ", " + why;
@@ -90,6 +116,7 @@ void Coordinator::trigger(const std::string& why) {
 }
 
 void Coordinator::run() {
+  if (own_env_ == nullptr) throw std::logic_error("Coordinator::run: this coordinator has no socket (an Env was injected)");
   net::sd_notify("READY=1\nSTATUS=serving on " + endpoint_);
   constexpr std::chrono::steady_clock::duration kMinDrain = std::chrono::milliseconds(20);
   std::chrono::steady_clock::duration last_tick{};
@@ -130,7 +157,7 @@ void Coordinator::run() {
       handle(routing_id, frames[0]);
     }
     if (!(router_.get(zmq::sockopt::events) & ZMQ_POLLIN)) unread_since_ = 0;
-    else if (unread_since_ == 0) unread_since_ = unix_now();
+    else if (unread_since_ == 0) unread_since_ = env_->now();
     const auto tick_start = std::chrono::steady_clock::now();
     try {
       tick();
@@ -138,7 +165,7 @@ void Coordinator::run() {
       tick_failures_ = 0;
     } catch (const std::exception& e) {
       // Every 20 ms while the disk is full: the first failure, a new reason, then one line a minute.
-      const double now = unix_now();
+      const double now = env_->now();
       if (tick_failures_++ == 0 || e.what() != last_tick_error_ || now - last_tick_error_logged_ >= 60) {
         spdlog::error("tick failed ({} in a row): {}", tick_failures_, e.what());
         last_tick_error_ = e.what();
@@ -149,7 +176,7 @@ void Coordinator::run() {
     end_loop_turn();
     // The loop turns even while ticks fail (disk full): systemd restarting it would not free the disk.
     if (const auto usec = net::sd_watchdog_usec(); usec > 0) {
-      const double now = unix_now();
+      const double now = env_->now();
       if ((now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
         net::sd_notify("WATCHDOG=1");
         last_watchdog_ = now;
@@ -195,9 +222,7 @@ double Coordinator::take_worst_loop_lag_ms() {
 
 void Coordinator::reply(const std::string& routing_id, net::OutMessage& message) {
   if (routing_id.empty()) return;
-  auto frame = message.to_frame();
-  router_.send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-  router_.send(frame, zmq::send_flags::dontwait);
+  env_->send(routing_id, message.to_frame());
 }
 
 void Coordinator::send_to_host(const std::string& host, net::OutMessage& message) {
@@ -336,7 +361,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   const int gpu_count = static_cast<int>(gpus_declared);
   if (gpu_count == 0) throw std::runtime_error("register: host '" + host + "' declares no GPUs");
   check_running_list("register", host, reg.getRunning().size());
-  const double now = unix_now();
+  const double now = env_->now();
   std::int64_t first_gpu = 0;
   {
     store::Database::Transaction tx(db_);
@@ -409,7 +434,7 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   }
   const auto heartbeat = in.envelope().getBody().getHeartbeat();
   check_running_list("heartbeat", host, heartbeat.getRunning().size());
-  const double now = unix_now();
+  const double now = env_->now();
   auto& session = sessions_[host];
   session.last_heard = now;
   // Liveness is the session above; the column is for readers, written once a second at most: a write per
@@ -544,7 +569,7 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
   const auto exited = in.envelope().getBody().getExited();
   const std::int64_t app = exited.getApp();
   const std::int64_t job_index = exited.getJob();
-  const double now = unix_now();
+  const double now = env_->now();
   net::OutMessage ack(in.request_id());
   ack.body().initAck().setMessage("exit recorded");
   reply(routing_id, ack);
@@ -795,7 +820,7 @@ void Coordinator::reload_authorized_keys() {
     enrol_launcher_keys();
     const auto count = net::read_authorized_keys(config_.authorized_keys).size();
     spdlog::info("reload: {} read, {} keys enrolled", config_.authorized_keys, count);
-    event(unix_now(), "KeysReloaded", std::nullopt, std::nullopt, "", std::nullopt,
+    event(env_->now(), "KeysReloaded", std::nullopt, std::nullopt, "", std::nullopt,
           config_.authorized_keys + ": " + std::to_string(count) + " keys");
   } catch (const std::exception& e) {
     spdlog::error("reload: {}; the keys in use are kept", e.what());
@@ -803,7 +828,7 @@ void Coordinator::reload_authorized_keys() {
 }
 
 void Coordinator::tick() {
-  const double now = unix_now();
+  const double now = env_->now();
   {
     const PhaseTimer timer(turn_.other);
     if (reload_.exchange(false)) reload_authorized_keys();

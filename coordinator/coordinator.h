@@ -16,6 +16,7 @@
 #include "policy/arbiter/policy.h"
 #include "policy/planner/round_planner.h"
 #include "coordinator/config.h"
+#include "coordinator/env.h"
 #include "coordinator/request_error.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
@@ -29,7 +30,12 @@ namespace themis::coordinator {
 
 class Coordinator {
  public:
+  // The daemon: binds config.listen (CURVE unless insecure), the system clock.
   explicit Coordinator(const CoordinatorConfig& config);
+  // The logic alone: no socket is made or bound (config.listen and the keys are not used), the time is
+  // env.now() and every frame goes to env.send(). Messages come in through dispatch(), and tick() does a
+  // loop turn's periodic work; run() refuses. For tests (tests/coordinator/).
+  Coordinator(const CoordinatorConfig& config, Env& env);
   ~Coordinator();
   // The endpoint actually bound (tcp://127.0.0.1:port when the config asked for port 0 or *).
   const std::string& endpoint() const { return endpoint_; }
@@ -51,6 +57,12 @@ class Coordinator {
   // previous call, the turn in progress counted up to now; starts the count again. Each round records it
   // (rounds.worst_loop_lag_ms). 0 outside run().
   double take_worst_loop_lag_ms();
+
+  // A loop turn's periodic work at the Env's time: config reloads, lost hosts, a finished auction, lease
+  // expiries, a due round, back-offs, launches, managed launchers, probes. run() calls it after each drain.
+  void tick();
+  // Whether a winner determination is running on its own thread (its outcome is applied by a later tick()).
+  bool auction_in_flight() const { return auction_.has_value(); }
 
  private:
   struct HostSession {
@@ -115,7 +127,6 @@ class Coordinator {
   // Reconciliation: a worker without a lease is stopped; a running job whose workers are gone is released.
   void reconcile_host(const std::string& host, capnp::List<wire::RunningWorker>::Reader running, double now);
 
-  void tick();
   void check_heartbeats(double now);
   // Rounds (round.cc, docs/planner.md): read a snapshot, plan it with the round planner, apply the plan.
   void run_round(double now);
@@ -192,7 +203,11 @@ class Coordinator {
   void admit_apps(double now);         // apps.admission: NULL admitted, else why the app waits
   static constexpr const char* kAdmissionUndecided = "new";
 
+  Coordinator(const CoordinatorConfig& config, Env* injected);
+  class RouterEnv;
   CoordinatorConfig config_;
+  std::unique_ptr<Env> own_env_;   // the daemon's (system clock, router_); empty when one was injected
+  Env* env_;
   zmq::context_t context_;
   std::unique_ptr<net::ZapHandler> zap_;
   zmq::socket_t router_;

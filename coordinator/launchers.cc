@@ -133,7 +133,7 @@ void Coordinator::on_attach(const std::string& routing_id, const Caller& caller,
   const bool replaced = launchers_.count(app) > 0;
   launchers_[app].routing_id = routing_id;
   reply(routing_id, out);
-  event(unix_now(), "LauncherAttached", app, std::nullopt, "", std::nullopt,
+  event(env_->now(), "LauncherAttached", app, std::nullopt, "", std::nullopt,
         std::string(replaced ? "replaced the previous launcher" : "attached") + " (" + caller.name +
             (attach.getGeneration() ? ", generation " + std::to_string(attach.getGeneration()) : std::string(", by hand")) +
             ")");
@@ -163,7 +163,7 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   const std::int64_t app = launch.getApp(), job = launch.getJob();
   const std::int64_t attempt = launch.getAttempt();
   require_launcher(routing_id, app);
-  const double now = unix_now();
+  const double now = env_->now();
   std::vector<GpuIndex> gpus;
   for (const auto g : launch.getGpus()) gpus.push_back(g);
   if (gpus.empty()) throw std::runtime_error("launch: job " + std::to_string(job) + ": no GPUs");
@@ -243,7 +243,7 @@ void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*cal
   const std::int64_t app = stop.getApp(), job = stop.getJob();
   require_launcher(routing_id, app);
   const std::string reason = stop.getReason();
-  const double now = unix_now();
+  const double now = env_->now();
   store::Database::Transaction tx(db_);
   auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
   st.bind_all(app, job);
@@ -284,7 +284,7 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   launcher.demand = static_cast<int>(status.getDemand());
   const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
   launcher.progress = status.getProgress();
-  const double now = unix_now();
+  const double now = env_->now();
   store::Database::Transaction tx(db_);
   if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();
   const std::string summary = status.getSummary();
@@ -404,7 +404,7 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
     list[static_cast<unsigned>(i)].setExpiry(std::get<2>(leases[i]));
     list[static_cast<unsigned>(i)].setId(std::get<4>(leases[i]));
   }
-  grant.setSentAt(unix_now());
+  grant.setSentAt(env_->now());
   reply(it->second.routing_id, out);
 }
 
@@ -548,7 +548,7 @@ void Coordinator::on_launcher_exited(const std::string& routing_id, const Caller
   const std::string host = host_of_routing(routing_id);
   const auto exited = in.envelope().getBody().getLauncherExited();
   const std::int64_t app = exited.getApp();
-  const double now = unix_now();
+  const double now = env_->now();
   net::OutMessage ack(in.request_id());
   ack.body().initAck().setMessage("launcher exit recorded");
   reply(routing_id, ack);

@@ -131,7 +131,7 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
       }
       if (first_repeat) {
         store::Database::Transaction tx(db_);
-        event(unix_now(), "SubmitRepeated", app, std::nullopt, "", std::nullopt,
+        event(env_->now(), "SubmitRepeated", app, std::nullopt, "", std::nullopt,
               "token " + token + " sent again by " + net::to_string(caller.role) + ":" + caller.name +
                   "; answered with this app, nothing created (later repeats are answered the same, unrecorded)");
         tx.commit();
@@ -152,7 +152,7 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   } catch (const std::invalid_argument& e) {
     throw bad_spec(e.what());
   }
-  const double now = unix_now();
+  const double now = env_->now();
   std::int64_t app = 0;
   {
     store::Database::Transaction tx(db_);
@@ -200,7 +200,7 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
   if (caller.role != net::Role::kAdmin && caller.name != owner) {
     throw denied("app " + std::to_string(app) + " belongs to " + owner + "; only its owner or an admin may cancel it");
   }
-  const double now = unix_now();
+  const double now = env_->now();
   {
     store::Database::Transaction tx(db_);
     auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('PENDING','STARTING','RUNNING')");
@@ -292,7 +292,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
                                  "FROM events WHERE app_id = ? ORDER BY id DESC LIMIT 50",
                                  app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
-        doc["verdict"] = explain_app(db_, app, unix_now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+        doc["verdict"] = explain_app(db_, app, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
         doc["rounds"] = typed_rows(db_,
                                    "SELECT b.round_id AS round, r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, b.rho_before, "
                                    "b.rho_no_new, b.bid_rows, b.won, b.grant_kind, "

@@ -107,7 +107,7 @@ bool Coordinator::send_offers(const planner::RoundFrame& frame, const std::vecto
     msg.setActiveApps(static_cast<std::uint32_t>(frame.input.apps.size()));
     reply(launchers_[app].routing_id, out);
   }
-  offer.sent_at = unix_now();
+  offer.sent_at = env_->now();
   pending_offer_ = std::move(offer);
   return true;
 }
@@ -155,7 +155,7 @@ void Coordinator::run_round(double now) {
   timing.event_at = requested_at.value_or(now);  // the earliest resource event behind this round
   for (const planner::HeldLease& l : frame.expiring) timing.event_at = std::min(timing.event_at, l.expiry);
   if (pending_offer_ && pending_offer_->round == round) timing.offers_sent_at = pending_offer_->sent_at;
-  timing.auction_started = unix_now();
+  timing.auction_started = env_->now();
   timing.opened = planner::snapshot_to_json(loaded->snapshot).dump();
   timing.rng_state = json(rng_.state()).dump();
   if (!frame.needs_policy) {
@@ -174,7 +174,7 @@ void Coordinator::finish_auction() {
   if (!auction_ || auction_->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   AuctionInFlight flight = std::move(*auction_);
   auction_.reset();
-  flight.timing.auction_finished = unix_now();
+  flight.timing.auction_finished = env_->now();
   const RoundId round = flight.frame.round;
   arbiter::RoundOutcome outcome;
   try {
@@ -267,14 +267,14 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
   }
   const auto leased = static_cast<std::int64_t>(plan.leases.size() - plan.probes.size());
   store.finish_round(round, static_cast<std::int64_t>(plan.leases.size()), static_cast<std::int64_t>(plan.offered.size()) - leased,
-                     outcome_json.dump(), unix_now(), timing.event_at, timing.offers_sent_at, timing.auction_started,
+                     outcome_json.dump(), env_->now(), timing.event_at, timing.offers_sent_at, timing.auction_started,
                      timing.auction_finished);
   store.record_round(round, timing.opened, timing.rng_state, planner::snapshot_to_json(settled).dump(),
                      planner::plan_to_json(plan).dump());
   tx.commit();
-  const double committed = unix_now();
+  const double committed = env_->now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);
-  store.mark_round_sent(round, committed, unix_now(), take_worst_loop_lag_ms());
+  store.mark_round_sent(round, committed, env_->now(), take_worst_loop_lag_ms());
   spdlog::info("round {} ({}): {} free GPUs, {} apps, {} leased", round, timing.trigger, plan.offered.size(), loaded.models.size(),
                leased);
 }
