@@ -1,7 +1,12 @@
 #include "net/authorized_keys.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -10,6 +15,24 @@
 #include "net/curve_keys.h"
 
 namespace themis::net {
+namespace {
+
+// A new authorized keys file is 0640 with the group of its directory, whatever the umask: root enrolls
+// into /etc/themis (root:themis 0750) and the coordinator, running as the themis user, reads the file
+// through that group (docs/admin.md, "Setting up a cluster"). An existing file keeps its owner and mode.
+void create_key_list(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  struct stat dir {};
+  const auto parent = std::filesystem::absolute(path).parent_path();
+  const bool ok = ::stat(parent.c_str(), &dir) == 0 && (::fchown(fd, static_cast<uid_t>(-1), dir.st_gid) == 0 || errno == EPERM) &&
+                  ::fchmod(fd, 0640) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!ok) throw std::runtime_error(path + ": cannot set the group and mode: " + std::strerror(error));
+}
+
+}  // namespace
 
 std::string to_string(Role role) {
   switch (role) {
@@ -70,9 +93,8 @@ void append_authorized_key(const std::string& path, const Principal& principal) 
     }
   }
   if (!is_z85_key(principal.public_key)) throw std::runtime_error("public key is not 40 characters of Z85");
-  const mode_t old_mask = ::umask(0077);
+  if (::stat(path.c_str(), &st) != 0) create_key_list(path);
   std::ofstream out(path, std::ios::app);
-  ::umask(old_mask);
   out << principal.name << ' ' << principal.public_key << ' ' << to_string(principal.role) << '\n';
   if (!out) throw std::runtime_error(path + ": cannot append");
 }

@@ -344,8 +344,32 @@ TEST(Keys, SecretsAre0600AndANewKeyDirectory0700WhateverTheUmask) {
   EXPECT_EQ(mode_of(keys), 0700u);
   EXPECT_EQ(mode_of(keys + "/gpu01.key_secret"), 0600u);
   EXPECT_EQ(mode_of(keys + "/gpu01.key"), 0644u);
-  EXPECT_EQ(mode_of(dir.file("authorized_keys")), 0600u);
+  EXPECT_EQ(mode_of(dir.file("authorized_keys")), 0640u);
   EXPECT_FALSE(fs::exists(keys + "/gpu01.key_secret.tmp"));
+}
+
+TEST(Keys, ANewAuthorizedKeysFileTakesItsDirectorysGroup) {
+  // /etc/themis is root:themis 0750 and the coordinator runs as themis: it reads what root enrolls
+  // through the group (docs/admin.md). Root can give the directory a group other than its own.
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the directory another group";
+  TempDir dir;
+  const std::string etc = dir.file("etc");
+  fs::create_directories(etc);
+  const gid_t group = ::getegid() == 1 ? 2 : 1;
+  ASSERT_EQ(::chown(etc.c_str(), static_cast<uid_t>(-1), group), 0);
+  std::ofstream(dir.file("themis.toml")) << "[coordinator]\nauthorized_keys = \"" << etc << "/authorized_keys\"\n";
+  const auto keys = dir.file("keys");
+  ASSERT_EQ(run_command({kBin + "/themisctl", "keygen", "alice", "--dir", keys}).code, 0);
+  const mode_t old_mask = ::umask(0077);
+  const auto enroll = run_command({kBin + "/themis-coordinator", "-c", dir.file("themis.toml"), "enroll", "alice",
+                                   keys + "/alice.key", "--role", "user"});
+  ::umask(old_mask);
+  ASSERT_EQ(enroll.code, 0) << enroll.out;
+  struct stat st {};
+  ASSERT_EQ(::stat((etc + "/authorized_keys").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, group);
+  EXPECT_EQ(st.st_uid, ::geteuid());
 }
 
 }  // namespace
