@@ -125,6 +125,10 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       const auto v = node.value<std::int64_t>();
       if (!node.is_integer() || !v || *v < 1 || *v > 100) throw std::invalid_argument(at(path, node) + field + ": must be an integer in 1..100");
       c.heartbeat_lives = static_cast<int>(*v);
+    } else if (k == "round_records_kept") {
+      const auto v = node.value<std::int64_t>();
+      if (!node.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, node) + field + ": must be an integer >= 0 (0: keep all)");
+      c.round_records_kept = *v;
     } else if (k == "seed") {
       if (!node.is_integer()) throw std::invalid_argument(at(path, node) + field + ": must be an integer");
       c.seed = *node.value<std::int64_t>();

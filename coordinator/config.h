@@ -38,6 +38,8 @@ struct CoordinatorConfig {
   // them); the same default as themis-sim, whose figures (docs/evaluation.md) are this policy's.
   arbiter::FilterRule filter = arbiter::FilterRule::kOfferBounded;
   long long seed = 1;
+  // round_records keeps the newest this many rounds (a few KB each; docs/planner.md "Recorded rounds"); 0: all.
+  long long round_records_kept = 10'000;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
 };

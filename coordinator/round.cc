@@ -270,7 +270,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
                      outcome_json.dump(), env_->now(), timing.event_at, timing.offers_sent_at, timing.auction_started,
                      timing.auction_finished);
   store.record_round(round, timing.opened, timing.rng_state, planner::snapshot_to_json(settled).dump(),
-                     planner::plan_to_json(plan).dump());
+                     planner::plan_to_json(plan).dump(), config_.round_records_kept);
   tx.commit();
   const double committed = env_->now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);

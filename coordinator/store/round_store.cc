@@ -138,10 +138,11 @@ void RoundStore::finish_round(std::int64_t round, std::int64_t granted, std::int
 }
 
 void RoundStore::record_round(std::int64_t round, const std::string& opened, const std::string& rng_state,
-                              const std::string& settled, const std::string& plan) {
+                              const std::string& settled, const std::string& plan, std::int64_t kept) {
   db_.prepare("INSERT INTO round_records(round_id, opened, rng_state, settled, plan) VALUES (?,?,?,?,?)")
       .bind_all(round, opened, rng_state, settled, plan)
       .run();
+  if (kept > 0) db_.prepare("DELETE FROM round_records WHERE round_id <= ?").bind(1, round - kept).run();
 }
 
 void RoundStore::mark_round_sent(std::int64_t round, double committed, double grants_sent, double worst_loop_lag_ms) {

@@ -61,8 +61,9 @@ class RoundStore {
   void finish_round(std::int64_t round, std::int64_t granted, std::int64_t idle, const std::string& outcome_json,
                     double finished, double event_at, std::optional<double> offers_sent_at, double auction_started,
                     double auction_finished);
+  // Records the round and drops records more than `kept` rounds older (kept 0: none are dropped).
   void record_round(std::int64_t round, const std::string& opened, const std::string& rng_state, const std::string& settled,
-                    const std::string& plan);
+                    const std::string& plan, std::int64_t kept);
   // After the commit: when it committed and sent its grants, and the loop's worst turn since the last round.
   void mark_round_sent(std::int64_t round, double committed, double grants_sent, double worst_loop_lag_ms);
 

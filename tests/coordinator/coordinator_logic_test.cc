@@ -221,5 +221,22 @@ TEST_F(CoordinatorLogic, ALostHostsJobWaitsToBePlacedAgain) {
   EXPECT_EQ(query("SELECT state FROM apps"), "PENDING");
 }
 
+TEST_F(CoordinatorLogic, OnlyTheNewestRoundRecordsAreKept) {
+  coordinator_.reset();
+  config_.round_records_kept = 2;
+  coordinator_ = std::make_unique<Coordinator>(config_, env_);
+  const double t0 = env_.now();
+  register_host("gpu01", 4);
+  for (int i = 0; i < 4; ++i) {  // each app's submission opens a round of its own
+    submit("app" + std::to_string(i), 1);
+    tick_at(t0 + i);
+    tick_at(t0 + i + 0.3);
+  }
+  EXPECT_EQ(query("SELECT count(*) FROM rounds"), "4");
+  const std::string newest = query("SELECT max(id) FROM rounds");
+  EXPECT_EQ(query("SELECT group_concat(round_id) FROM (SELECT round_id FROM round_records ORDER BY round_id)"),
+            std::to_string(std::stoi(newest) - 1) + "," + newest);
+}
+
 }  // namespace
 }  // namespace themis::coordinator
