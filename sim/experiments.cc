@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/rng.h"
 #include "sim/model_catalog.h"
 
 namespace themis::sim {
@@ -48,6 +49,38 @@ std::vector<AppSpec> truth_telling_workload() {
     apps.push_back(std::move(app));
   }
   return apps;
+}
+
+
+// Fig 18's liar (sweep --liar): the app named `choice`, the app of that index, or ("random") one drawn with `seed` among
+// the apps with a multi-GPU job (a lie about spread placements changes nothing for the others).
+AppId choose_liar(const std::vector<AppSpec>& apps, const std::string& choice, std::uint64_t seed) {
+  for (std::size_t i = 0; i < apps.size(); ++i)
+    if (apps[i].name == choice) return static_cast<AppId>(i);
+  if (choice == "random") {
+    std::vector<AppId> candidates;
+    for (std::size_t i = 0; i < apps.size(); ++i)
+      for (const JobSpec& j : apps[i].jobs)
+        if (j.gpus > 1) {
+          candidates.push_back(static_cast<AppId>(i));
+          break;
+        }
+    if (candidates.empty()) throw std::invalid_argument("--liar random: no app has a multi-GPU job");
+    Rng rng(seed ^ 0x6c696172ULL);  // its own stream: the liar does not move the policy's draws
+    return candidates[static_cast<std::size_t>(rng.below(candidates.size()))];
+  }
+  std::size_t end = 0;
+  long index = -1;
+  try {
+    index = std::stol(choice, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  if (end != choice.size() || index < 0 || static_cast<std::size_t>(index) >= apps.size()) {
+    throw std::invalid_argument("--liar: '" + choice + "' is neither an app's name nor an index in 0.." +
+                                std::to_string(apps.size() - 1) + ", nor 'random'");
+  }
+  return static_cast<AppId>(index);
 }
 
 }  // namespace themis::sim

@@ -1,6 +1,8 @@
 #pragma once
 // The set-ups of the paper's microbenchmarks that are not a generated workload on a preset cluster:
 // the shrunk clusters of Fig 14 (contention) and the truth-telling experiment of Fig 18.
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/topology.h"
@@ -18,5 +20,10 @@ ClusterSpec truth_telling_cluster();
 // Fig 18: 8 identical apps arriving together, each two 8-GPU VGG16 jobs of 4 h serial work at 8 GPUs
 // (demand 128 GPUs on 64: 2x contention); the 8-GPU machine is every app's preferred placement.
 std::vector<AppSpec> truth_telling_workload();
+
+// Fig 18's liar (sweep --liar): the app named `choice`, else the app of that index, else ("random") one
+// drawn with `seed` among the apps with a multi-GPU job (a lie about spread placements changes nothing for
+// the others). Throws std::invalid_argument naming the choice when it is none of these.
+AppId choose_liar(const std::vector<AppSpec>& apps, const std::string& choice, std::uint64_t seed);
 
 }  // namespace themis::sim

@@ -46,9 +46,12 @@ struct Common {
   Seconds restart_cost = 0;
   int shrink = 1;
   AppId liar = -1;
+  std::string liar_choice = "0";  // sweep --liar: an app's name or index, or "random"
   double lie = 0;
   bool json = false;
 };
+
+
 
 void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--workload", c.workload, "trace file (JSON lines), or w1 / w2")->required();
@@ -198,7 +201,6 @@ double parse_sweep_value(const std::string& param, const std::string& text, Comm
     c.restart_cost = value;
   } else {
     need(value >= 0, ">= 0");
-    c.liar = 0;
     c.lie = value;
   }
   return value;
@@ -307,6 +309,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f", "lease", "contention", "net-frac", "error", "restart-cost", "lie"}));
   sweep->add_option("--values", sweep_values, "comma-separated values")->required();
   sweep->add_option("--policies,--policy", sweep_policies, "comma-separated policy names (default: themis)");
+  sweep->add_option("--liar", sweep_opts.liar_choice,
+                    "lie: the lying app, by name or index, or 'random' (drawn with --seed among apps with a multi-GPU job); "
+                    "default 0");
   sweep->add_option("--plot", sweep_plot, "write sweep_max_rho.svg and sweep_gpu_time.svg (or, for lie, sweep_jct.svg)");
 
   Common gen_opts;
@@ -366,6 +371,7 @@ int main(int argc, char** argv) {
         xs.push_back(value);
         const Setup setup = load_setup(c);
         const auto apps = load_workload(c, setup.full.size());
+        if (sweep_param == "lie") c.liar = choose_liar(apps, c.liar_choice, c.seed);
         for (std::size_t p = 0; p < names.size(); ++p) {
           const SimResult result = run_one(setup.cluster, apps, names[p], c);
           RunSummary s = summarize(result, setup.cluster.size());

@@ -289,10 +289,11 @@ Bid SimApp::bid(const Offer& offer) {
   }
   const double lie = id_ == settings_.liar ? settings_.lie : 0.0;
   if (lie != 0) {
-    // ρ scales with S when the app is bound by its slowest job; the liar scales its reported ρ.
+    // ρ scales with S when the app is bound by its slowest job: over-reporting the slowdown of placements
+    // spread over machines by `lie` reports their ρ × (1 + lie); every other row is reported truthfully.
     query.report = [lie](double rho, int gpus, Locality placement) {
-      if (gpus <= 1) return rho;
-      return placement <= Locality::kSameMachine ? rho / (1 + lie) : rho * (1 + lie);
+      if (gpus <= 1 || placement <= Locality::kSameMachine) return rho;
+      return rho * (1 + lie);
     };
   }
   return model().bid(cluster_, offer, query);

@@ -37,8 +37,8 @@ struct AppSettings {
   // drawn per app uniformly from [−estimate_error, estimate_error] (seeded by error_seed and the id).
   double estimate_error = 0;
   std::uint64_t error_seed = 1;
-  // Themis Fig 18: the app `liar` (−1: none) reports in its bids S × (1 + lie) for bundles spanning
-  // machines and S / (1 + lie) for bundles within one machine, to win the dense placements.
+  // Themis Fig 18: the app `liar` (−1: none) over-reports the slowdown of bundles spanning machines by
+  // `lie` (their ρ × (1 + lie) in its bids), to win the dense placements; other rows are truthful.
   AppId liar = -1;
   double lie = 0;
   // A job whose GPU set changes (started, moved, grown or shrunk) makes no progress for this long:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/cluster_presets.h"
 #include "sim/experiments.h"
@@ -48,15 +49,31 @@ double first_row_rho(const AppSettings& settings, std::vector<GpuIndex> offer) {
   return 0;
 }
 
-TEST(Lie, LiarShrinksDenseAndInflatesSpreadRows) {
+TEST(Lie, LiarInflatesOnlySpreadRows) {
   AppSettings truthful;
   AppSettings lying;
   lying.liar = 0;
   lying.lie = 0.5;
   const std::vector<GpuIndex> dense = {0, 1, 2, 3, 4, 5, 6, 7};
   const std::vector<GpuIndex> spread = {8, 9, 10, 11, 12, 13, 14, 15};
-  EXPECT_NEAR(first_row_rho(lying, dense), first_row_rho(truthful, dense) / 1.5, 1e-9);
+  EXPECT_NEAR(first_row_rho(lying, dense), first_row_rho(truthful, dense), 1e-9);
   EXPECT_NEAR(first_row_rho(lying, spread), first_row_rho(truthful, spread) * 1.5, 1e-9);
+}
+
+TEST(Lie, TheLiarIsChosenByNameIndexOrAtRandomAmongGangApps) {
+  std::vector<AppSpec> apps = truth_telling_workload();
+  apps[0].jobs = {apps[0].jobs[0]};
+  apps[0].jobs[0].gpus = 1;  // a one-GPU app: a lie about spread placements changes nothing for it
+  apps[5].name = "vgg-five";
+  EXPECT_EQ(choose_liar(apps, "vgg-five", 1), 5);
+  EXPECT_EQ(choose_liar(apps, "3", 1), 3);
+  std::set<AppId> drawn;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) drawn.insert(choose_liar(apps, "random", seed));
+  EXPECT_EQ(drawn.count(0), 0u);
+  EXPECT_GE(drawn.size(), 5u);  // not always the same app
+  EXPECT_EQ(choose_liar(apps, "random", 7), choose_liar(apps, "random", 7));
+  EXPECT_THROW(choose_liar(apps, "8", 1), std::invalid_argument);
+  EXPECT_THROW(choose_liar(apps, "nobody", 1), std::invalid_argument);
 }
 
 TEST(EstimateError, StaysWithinTheBoundAndVariesByApp) {
