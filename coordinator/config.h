@@ -38,6 +38,9 @@ struct CoordinatorConfig {
   // them); the same default as themis-sim, whose figures (docs/evaluation.md) are this policy's.
   arbiter::FilterRule filter = arbiter::FilterRule::kOfferBounded;
   long long seed = 1;
+  // The HTTP endpoint (/metrics, the dashboard): "HOST:PORT", empty (the default) for none. Loopback, or
+  // one interface's address written on purpose; never a wildcard (web/listen_address.h).
+  std::string http_listen;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
 };

@@ -23,6 +23,7 @@
 #include "net/authorized_keys.h"
 #include "net/envelope.h"
 #include "net/zap_handler.h"
+#include "web/metrics_registry.h"
 
 namespace themis::coordinator {
 
@@ -50,6 +51,9 @@ class Coordinator {
   // previous call, the turn in progress counted up to now; starts the count again. Each round records it
   // (rounds.worst_loop_lag_ms). 0 outside run().
   double take_worst_loop_lag_ms();
+
+  // What the loop reports to the HTTP endpoint (coordinator/loop_metrics.h); safe to read from another thread.
+  const web::MetricsRegistry& metrics() const { return metrics_; }
 
  private:
   struct HostSession {
@@ -299,6 +303,8 @@ class Coordinator {
   // hosts.last_heartbeat is written at most this often per host: liveness is HostSession::last_heard, the
   // column is for readers, and one write (one commit) per heartbeat is what the loop cannot afford.
   static constexpr double kHeartbeatWriteInterval = 1.0;
+
+  web::MetricsRegistry metrics_;
 
   // Last, so that it is destroyed first: its thread uses policy_ and rng_.
   std::optional<AuctionInFlight> auction_;
