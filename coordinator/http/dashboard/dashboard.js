@@ -74,7 +74,7 @@ function drawRhoChart(apps) {
     root.append(el("p", {}, "No round has recorded a ρ yet."));
     return;
   }
-  const W = 720, H = 220, L = 48, R = 150, T = 12, B = 30;
+  const W = 820, H = 220, L = 48, R = 230, T = 12, B = 30;
   let minRound = Infinity, maxRound = -Infinity, maxRho = 1;
   for (const a of series) {
     for (const p of a.rho_history) {
