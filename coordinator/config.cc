@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "spec/app_spec.h"
+#include "web/listen_address.h"
 #include "policy/arbiter/filter.h"
 
 namespace themis::coordinator {
@@ -150,7 +151,14 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");
       c.fairness_knob = *v;
-    } else if (k == "http_listen" || k == "admin_groups" || k == "private_data" || k == "reject_infeasible" ||
+    } else if (k == "http_listen") {
+      c.http_listen = str();
+      try {
+        web::parse_listen_address(c.http_listen, field);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(at(path, node) + e.what());
+      }
+    } else if (k == "admin_groups" || k == "private_data" || k == "reject_infeasible" ||
                k == "backup_dir" || k == "backup_keep" || k == "notify_smtp" || k == "webhook_allow") {
       // Documented in ux.md; not used by this version. Accepted so one themis.toml serves every version.
     } else {

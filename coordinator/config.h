@@ -40,6 +40,9 @@ struct CoordinatorConfig {
   long long seed = 1;
   // round_records keeps the newest this many rounds (a few KB each; docs/planner.md "Recorded rounds"); 0: all.
   long long round_records_kept = 10'000;
+  // The HTTP endpoint (/metrics, the dashboard): "HOST:PORT", empty (the default) for none. Loopback, or
+  // one interface's address written on purpose; never a wildcard (web/listen_address.h).
+  std::string http_listen;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
 };

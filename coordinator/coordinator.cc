@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "spec/app_spec.h"
+#include "coordinator/loop_metrics.h"
 #include "coordinator/policy_factory.h"
 #include "net/curve_keys.h"
 #include "net/fencing.h"
@@ -66,6 +67,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Env* injected)
       checkpointer_(db_, kCheckpointInterval),
       policy_(make_coordinator_policy(config)),
       rng_(static_cast<std::uint64_t>(config.seed)) {
+  loop_metrics::declare(metrics_);
   if (injected) {
     started_at_ = env_->now();
     auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
@@ -205,6 +207,7 @@ void Coordinator::end_loop_turn() {
   const double took_ms = ms_since(*turn_started_);
   turn_started_.reset();
   worst_loop_lag_ms_ = std::max(worst_loop_lag_ms_, took_ms);
+  metrics_.observe(loop_metrics::kLoopTurn, took_ms / 1e3);
   if (took_ms <= static_cast<double>(config_.slow_loop_threshold_ms)) return;
   const auto& commits = db_.commit_clock();
   spdlog::warn("slow loop turn: {:.1f} ms (threshold {} ms): messages {:.1f} ms ({} read), heartbeat check {:.1f} ms, "
@@ -411,6 +414,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   session.address = reg.getAddress().size() > 0 ? std::string(reg.getAddress()) : host;
   session.last_heard = now;
   session.heartbeat_written = now;  // the registration wrote hosts.last_heartbeat
+  metrics_.set(loop_metrics::kHostLastHeartbeat, now, {{"host", host}});
   spdlog::info("host {} registered ({} GPUs from index {}, {} workers running)", host, gpu_count, first_gpu,
                reg.getRunning().size());
   net::OutMessage out(in.request_id());
@@ -437,6 +441,7 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   const double now = env_->now();
   auto& session = sessions_[host];
   session.last_heard = now;
+  metrics_.set(loop_metrics::kHostLastHeartbeat, now, {{"host", host}});
   // Liveness is the session above; the column is for readers, written once a second at most: a write per
   // heartbeat is a commit (a sync) per heartbeat, and under disk load those held the loop for seconds
   // (docs/reliability.md "Under load").
@@ -801,6 +806,7 @@ void Coordinator::check_heartbeats(double now) {
   }
   tx.commit();
   restore.committed = true;
+  for (const auto& [host, session] : ended) metrics_.add(loop_metrics::kHostDown, 1, {{"host", host}});
   // A launcher hears of its GPUs in grants. Without one here it would keep counting the lost host's GPUs
   // as its own, want no more, and (with no other app waiting) no round would ever correct it.
   // The grant first: a launcher that hears of the exits first would relaunch on a GPU it no longer holds.

@@ -25,6 +25,7 @@
 #include "net/authorized_keys.h"
 #include "net/envelope.h"
 #include "net/zap_handler.h"
+#include "web/metrics_registry.h"
 
 namespace themis::coordinator {
 
@@ -63,6 +64,8 @@ class Coordinator {
   void tick();
   // Whether a winner determination is running on its own thread (its outcome is applied by a later tick()).
   bool auction_in_flight() const { return auction_.has_value(); }
+  // What the loop reports to the HTTP endpoint (coordinator/loop_metrics.h); safe to read from another thread.
+  const web::MetricsRegistry& metrics() const { return metrics_; }
 
  private:
   struct HostSession {
@@ -316,6 +319,8 @@ class Coordinator {
   // hosts.last_heartbeat is written at most this often per host: liveness is HostSession::last_heard, the
   // column is for readers, and one write (one commit) per heartbeat is what the loop cannot afford.
   static constexpr double kHeartbeatWriteInterval = 1.0;
+
+  web::MetricsRegistry metrics_;
 
   // Last, so that it is destroyed first: its thread uses policy_ and rng_.
   std::optional<AuctionInFlight> auction_;

@@ -3,6 +3,7 @@
 #include "coordinator/request_error.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <optional>
@@ -103,6 +104,53 @@ std::string last_line(const json& text) {
 }
 
 std::string app_label(std::int64_t id, const std::string& name) { return "app " + std::to_string(id) + " (" + name + ")"; }
+
+// "round 12 (2026-01-02T03:04:05Z, lease expiry)", from a row with started_at and trigger.
+std::string round_label(std::int64_t round, const json& r) {
+  return "round " + std::to_string(round) + " (" + iso(number(r["started_at"])) + ", " + r["trigger"].get<std::string>() + ")";
+}
+
+std::string join_texts(const std::vector<std::string>& parts) {
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+  return s;
+}
+
+// The auction's winners of a round (its outcome JSON), one text each.
+std::vector<std::string> winner_texts(const json& outcome) {
+  std::vector<std::string> winners;
+  for (const auto& w : outcome.value("auction_winners", json::array())) {
+    winners.push_back(w["kept"].dump() + " to app " + w["app"].dump() + " (its proportional-fair bundle " +
+                      w["pf_bundle"].dump() + " at ρ " + fixed(number(w["rho"])) + ", payment factor c " +
+                      fixed(number(w["c"])) + ")");
+  }
+  return winners;
+}
+
+std::string leftover_sentence(const json& outcome) {
+  std::vector<std::string> leftovers;
+  for (const auto& g : outcome.value("grants", json::array())) {
+    if (g.value("kind", "") == "leftover") leftovers.push_back("app " + g["app"].dump() + " " + g["gpus"].dump());
+  }
+  return leftovers.empty() ? "no GPU was left over for apps outside the auction" : "the leftover went to " + join_texts(leftovers);
+}
+
+// The Themis filter of a round: `everyone` are its bids' rows {app, name, rho}, `offered_to` its app ids.
+std::string offer_text(const json& everyone, const json& offered_to, std::int64_t free_then, std::int64_t active_apps,
+                       double fairness_knob, bool offer_bounded) {
+  std::vector<std::string> offered_text;
+  for (const auto& e : everyone) {
+    if (contains(offered_to, e["app"].get<std::int64_t>())) {
+      offered_text.push_back("app " + e["app"].dump() + " (" + e["name"].get<std::string>() + ", ρ " + rho_text(e["rho"]) + ")");
+    }
+  }
+  const std::int64_t filter_size =
+      arbiter::filter_count(static_cast<int>(active_apps), arbiter::FilterFraction::from_double(fairness_knob));
+  return "the offer of " + std::to_string(free_then) + " GPUs went to " +
+         (offer_bounded ? "as many as could use them of " : "") + "the ⌈(1−f)·N⌉ = ⌈(1−" + fixed(fairness_knob, 2) +
+         ")·" + std::to_string(active_apps) + "⌉ = " + std::to_string(filter_size) +
+         " app(s) with the worst ρ that wanted GPUs: " + (offered_text.empty() ? std::string("none") : join_texts(offered_text));
+}
 
 // Cluster-wide facts used by several verdicts.
 struct ClusterNow {
@@ -269,8 +317,7 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   for (const auto& e : everyone) {
     if (e["app"].get<std::int64_t>() != id && number(e["rho"], -1) > number(r["rho_before"], -1)) ++rank;
   }
-  const std::string round_text = "round " + std::to_string(round) + " (" + iso(number(r["started_at"])) + ", " +
-                                 r["trigger"].get<std::string>() + ")";
+  const std::string round_text = round_label(round, r);
   v.facts["round"] = round;
   v.facts["round_started_at"] = r["started_at"];
   v.facts["round_free_gpus"] = free_then;
@@ -284,43 +331,19 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   v.facts["grant_kind"] = r["grant_kind"];
 
   // Who got what in that round.
-  std::vector<std::string> winners, leftovers;
   json grants_to_app = json::array();
   for (const auto& g : outcome.value("grants", json::array())) {
-    const std::int64_t to = g["app"].get<std::int64_t>();
-    if (to == id) grants_to_app = g["gpus"];
-    const std::string kind = g.value("kind", "");
-    if (kind == "leftover") leftovers.push_back("app " + std::to_string(to) + " " + g["gpus"].dump());
+    if (g["app"].get<std::int64_t>() == id) grants_to_app = g["gpus"];
   }
-  for (const auto& w : outcome.value("auction_winners", json::array())) {
-    winners.push_back(w["kept"].dump() + " to app " + w["app"].dump() + " (its proportional-fair bundle " +
-                      w["pf_bundle"].dump() + " at ρ " + fixed(number(w["rho"])) + ", payment factor c " +
-                      fixed(number(w["c"])) + ")");
-  }
-  auto join = [](const std::vector<std::string>& parts) {
-    std::string s;
-    for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
-    return s;
-  };
-  std::vector<std::string> offered_text;
-  for (const auto& e : everyone) {
-    if (contains(offered_to, e["app"].get<std::int64_t>())) {
-      offered_text.push_back("app " + e["app"].dump() + " (" + e["name"].get<std::string>() + ", ρ " + rho_text(e["rho"]) + ")");
-    }
-  }
+  const std::vector<std::string> winners = winner_texts(outcome);
   const double f = fairness_knob;
   // The arbiter's own exact count, not a floating ceil: explain says what the round computed.
   const std::int64_t filter_size = arbiter::filter_count(static_cast<int>(active_apps), arbiter::FilterFraction::from_double(f));
   v.facts["filter_size"] = filter_size;
   v.facts["fairness_knob"] = f;
   v.facts["filter"] = offer_bounded ? "offer-bounded" : "fixed";
-  const std::string filter_text = "the offer of " + std::to_string(free_then) + " GPUs went to " +
-                                  (offer_bounded ? "as many as could use them of " : "") + "the ⌈(1−f)·N⌉ = ⌈(1−" +
-                                  fixed(f, 2) + ")·" + std::to_string(active_apps) + "⌉ = " + std::to_string(filter_size) +
-                                  " app(s) with the worst ρ that wanted GPUs: " +
-                                  (offered_text.empty() ? std::string("none") : join(offered_text));
-  const std::string leftover_text =
-      leftovers.empty() ? "no GPU was left over for apps outside the auction" : "the leftover went to " + join(leftovers);
+  const std::string filter_text = offer_text(everyone, offered_to, free_then, active_apps, f, offer_bounded);
+  const std::string leftover_text = leftover_sentence(outcome);
 
   if (granted && won.empty()) {
     v.reason = "Placement";
@@ -346,7 +369,7 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     v.headline = label + " bid in " + round_text + " (ρ " + rho_text(r["rho_before"]) + " now, " +
                  rho_text(r["rho_no_new"]) + " without new GPUs; " + std::to_string(bid_rows.size()) +
                  " rows, best " + (best.empty() ? std::string("none") : best) + ") and won nothing: the auction gave " +
-                 (winners.empty() ? std::string("no GPUs") : join(winners)) + ".";
+                 (winners.empty() ? std::string("no GPUs") : join_texts(winners)) + ".";
     v.facts["bid_rows"] = bid_rows;
     v.facts["rho_no_new"] = r["rho_no_new"];
     v.facts["winners"] = outcome.value("auction_winners", json::array());
@@ -362,7 +385,7 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
                  " ranked " + std::to_string(rank) + " of " + std::to_string(active_apps) + ", and " + filter_text +
                  ". Outside the auction it shares the leftover, and " + leftover_text + ".";
   }
-  if (!winners.empty() && v.reason != "Outbid") v.details.push_back("The auction in round " + std::to_string(round) + " gave " + join(winners) + ".");
+  if (!winners.empty() && v.reason != "Outbid") v.details.push_back("The auction in round " + std::to_string(round) + " gave " + join_texts(winners) + ".");
   if (v.reason == "Outbid" || v.reason == "NoBid") v.details.push_back("In round " + std::to_string(round) + ", " + filter_text + ".");
   if (v.reason == "Outbid") v.details.push_back("Leftover: " + leftover_text + ".");
   v.details.push_back(now_text(now_c));
@@ -527,6 +550,47 @@ json explain_app(store::Database& db, std::int64_t app_id, double now, double fa
     v = finished_verdict(db, *app, jobs);
   }
   return {{"state", shown_state}, {"reason", v.reason}, {"headline", v.headline}, {"details", v.details}, {"facts", v.facts}};
+}
+
+json explain_round(store::Database& db, std::int64_t round_id, double fairness_knob, bool offer_bounded) {
+  const auto r = one_row(db, "SELECT * FROM rounds WHERE id = ?", round_id);
+  if (!r) throw not_found("round " + std::to_string(round_id));
+  const json offered_to = parse_or((*r)["offered_to"], json::array());
+  const json outcome = parse_or((*r)["outcome"], json::object());
+  const json everyone = all_rows(db,
+                                 "SELECT b.app_id AS app, a.name, b.rho_before AS rho FROM bids b JOIN apps a ON a.id = b.app_id "
+                                 "WHERE b.round_id = ? ORDER BY b.rho_before DESC, b.app_id",
+                                 round_id);
+  const std::int64_t free_then = (*r)["free_gpus"].get<std::int64_t>();
+  const std::int64_t granted = (*r)["granted"].get<std::int64_t>();
+  const std::int64_t idle = (*r)["idle"].get<std::int64_t>();
+  const std::int64_t active_apps = (*r)["apps"].get<std::int64_t>();
+  std::string headline = round_label(round_id, *r) + ": " + std::to_string(free_then) + " GPU(s) offered, " +
+                         std::to_string(active_apps) + " active app(s); " + std::to_string(granted) + " GPU(s) granted, " +
+                         std::to_string(idle) + " left idle.";
+  std::vector<std::string> details;
+  if (!offered_to.empty()) {
+    std::string text = offer_text(everyone, offered_to, free_then, active_apps, fairness_knob, offer_bounded);
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    details.push_back(text + ".");
+  }
+  const std::vector<std::string> winners = winner_texts(outcome);
+  if (!winners.empty()) details.push_back("The auction gave " + join_texts(winners) + ".");
+  std::vector<std::string> grants;
+  for (const auto& g : outcome.value("grants", json::array())) {
+    grants.push_back("app " + g["app"].dump() + " " + g["gpus"].dump() + " (" + g.value("kind", std::string("?")) + ")");
+  }
+  if (!grants.empty()) details.push_back("Grants: " + join_texts(grants) + ".");
+  details.push_back("Leftover: " + leftover_sentence(outcome) + ".");
+  std::vector<std::string> idle_reasons;
+  for (const auto& i : outcome.value("idle", json::array())) {
+    idle_reasons.push_back("GPU " + i["gpu"].dump() + ": " + i.value("reason", std::string("?")));
+  }
+  if (!idle_reasons.empty()) details.push_back("Idle: " + join_texts(idle_reasons) + ".");
+  if (outcome.contains("auction_gap")) {
+    details.push_back("The auction's proven relative gap: " + fixed(number(outcome["auction_gap"]), 4) + ".");
+  }
+  return {{"round", round_id}, {"headline", headline}, {"details", details}};
 }
 
 }  // namespace themis::coordinator

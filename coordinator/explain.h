@@ -21,4 +21,8 @@ namespace themis::coordinator {
 // Throws std::runtime_error("not found: ...") for an unknown app.
 nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob, bool offer_bounded);
 
+// A round in words, for the dashboard: {round, headline, details}, with the same phrases as explain_app
+// (the Themis filter, the auction's winners, the leftover). Throws std::runtime_error("not found: ...").
+nlohmann::json explain_round(store::Database& db, std::int64_t round, double fairness_knob, bool offer_bounded);
+
 }  // namespace themis::coordinator

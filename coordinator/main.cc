@@ -5,9 +5,11 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "coordinator/config.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/http/coordinator_http.h"
 #include "coordinator/store/database.h"
 #include "net/authorized_keys.h"
 #include "net/curve_keys.h"
@@ -74,6 +76,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     themis::coordinator::Coordinator coordinator(config);
+    // Off the loop: its own threads, its own read-only connection (docs/admin.md "Metrics and dashboard").
+    std::unique_ptr<themis::coordinator::CoordinatorHttp> http;
+    if (!config.http_listen.empty()) {
+      http = std::make_unique<themis::coordinator::CoordinatorHttp>(config, coordinator.metrics());
+      http->start();
+    }
     g_coordinator = &coordinator;
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coordinator/coordinator.h"
+#include "coordinator/loop_metrics.h"
 #include "coordinator/store/round_store.h"
 #include "policy/planner/recorded_app_model.h"
 #include "policy/planner/round_planner.h"
@@ -274,7 +275,16 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
   tx.commit();
   const double committed = env_->now();
   for (const auto& [app, launcher] : launchers_) send_grant(app, round);
-  store.mark_round_sent(round, committed, env_->now(), take_worst_loop_lag_ms());
+  const double worst_loop_lag_ms = take_worst_loop_lag_ms();
+  store.mark_round_sent(round, committed, env_->now(), worst_loop_lag_ms);
+  metrics_.add(loop_metrics::kRounds);
+  metrics_.observe(loop_metrics::kRoundDuration, committed - timing.started_at);
+  // A round that needed no policy (only renewals and direct grants) ran no auction: its times are equal.
+  if (timing.auction_finished != timing.auction_started) {
+    metrics_.observe(loop_metrics::kAuctionDuration, timing.auction_finished - timing.auction_started);
+  }
+  if (!auction.bidders.empty()) metrics_.set(loop_metrics::kAuctionGap, auction.gap);
+  metrics_.set(loop_metrics::kLoopWorst, worst_loop_lag_ms / 1e3);
   spdlog::info("round {} ({}): {} free GPUs, {} apps, {} leased", round, timing.trigger, plan.offered.size(), loaded.models.size(),
                leased);
 }

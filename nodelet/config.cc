@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
+#include "web/listen_address.h"
 #include "spec/app_spec.h"
 #include "nodelet/nodelet.h"
 
@@ -77,7 +78,14 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           }
           c.slots.push_back(gpus);
         }
-      } else if (k == "http_listen" || k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
+      } else if (k == "http_listen") {
+        c.http_listen = str();
+        try {
+          web::parse_listen_address(c.http_listen, field);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(at(path, node) + e.what());
+        }
+      } else if (k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
                  k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
         // Documented in ux.md; not used by this version.
       } else {

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
+#include <memory>
 
+#include "nodelet/http/nodelet_http.h"
 #include "nodelet/nodelet.h"
 
 namespace {
@@ -35,6 +37,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     themis::nodelet::Nodelet nodelet(config);
+    // Off the loop, on its own threads (docs/admin.md "Metrics and dashboard").
+    std::unique_ptr<themis::web::HttpServer> http;
+    if (!config.http_listen.empty()) http = themis::nodelet::start_nodelet_http(config, nodelet.metrics());
     g_nodelet = &nodelet;
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);

@@ -16,6 +16,7 @@
 #include <iterator>
 
 #include "net/fencing.h"
+#include "nodelet/nodelet_metrics.h"
 #include "net/sd_notify.h"
 #include "net/socket_security.h"
 
@@ -121,6 +122,10 @@ Nodelet::Nodelet(const NodeletConfig& config)
   dealer_.connect(config_.coordinator);
   std::filesystem::create_directories(config_.work_dir);
   answered_at_ = now_s();
+  nodelet_metrics::declare(metrics_);
+  std::size_t gpus = 0;
+  for (const auto& slot : config_.slots) gpus += slot.size();
+  metrics_.set(nodelet_metrics::kGpus, static_cast<double>(gpus));
 }
 
 Nodelet::~Nodelet() { stop_all_and_wait(); }
@@ -149,6 +154,7 @@ void Nodelet::send_register() {
   fill_running(reg.initRunning(static_cast<unsigned>(workers_.size())));
   fill_launchers(reg.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
+  metrics_.add(nodelet_metrics::kRegistrationsSent);
   next_register_ = now_s() + 1.0;
   sent_at_[id] = now_s();
 }
@@ -173,6 +179,7 @@ void Nodelet::send_heartbeat() {
   fill_running(hb.initRunning(static_cast<unsigned>(workers_.size())));
   fill_launchers(hb.initLaunchers(static_cast<unsigned>(launchers_.size())));
   send(out);
+  metrics_.add(nodelet_metrics::kHeartbeatsSent);
   sent_at_[id] = now_s();
   next_heartbeat_ = now_s() + static_cast<double>(heartbeat_interval_ms_) / 1000.0;
 }
@@ -205,6 +212,7 @@ void Nodelet::run() {
     // A fenced nodelet registers only once its workers are gone: its GPUs are free when offered again.
     if (!registered_ && !fenced_ && now >= next_register_) send_register();
     if (registered_ && now >= next_heartbeat_) send_heartbeat();
+    publish_metrics(now);
     if (const auto usec = net::sd_watchdog_usec(); usec > 0 && (now - last_watchdog_) * 2e6 > static_cast<double>(usec)) {
       net::sd_notify("WATCHDOG=1");
       last_watchdog_ = now;
@@ -212,6 +220,14 @@ void Nodelet::run() {
   }
   spdlog::info("nodelet stopping: stopping {} workers", workers_.size());
   stop_all_and_wait();
+}
+
+void Nodelet::publish_metrics(double now) {
+  metrics_.set(nodelet_metrics::kWorkers, static_cast<double>(workers_.size()));
+  metrics_.set(nodelet_metrics::kLaunchers, static_cast<double>(launchers_.size()));
+  metrics_.set(nodelet_metrics::kConnected, registered_ && now - answered_at_ < down_bound_s() ? 1 : 0);
+  metrics_.set(nodelet_metrics::kFenced, fenced_ ? 1 : 0);
+  metrics_.set(nodelet_metrics::kAnswerAge, now - answered_at_);
 }
 
 void Nodelet::handle(const zmq::message_t& frame) {

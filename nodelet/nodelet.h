@@ -12,6 +12,7 @@
 
 #include "net/curve_keys.h"
 #include "net/envelope.h"
+#include "web/metrics_registry.h"
 
 namespace themis::nodelet {
 
@@ -26,6 +27,8 @@ struct NodeletConfig {
   bool insecure = false;
   std::string work_dir = "/var/lib/themis-nodelet";  // rank logs under work_dir/jobs/<app>/<job>/attempt-<n>/
   long long grace_period_ms = 10000;
+  // The HTTP endpoint (/metrics): "HOST:PORT", empty (the default) for none (web/listen_address.h).
+  std::string http_listen;
   // themis-launch for the launchers the coordinator starts here; default: next to this executable,
   // else found on PATH.
   std::string launcher_command;
@@ -46,6 +49,8 @@ class Nodelet {
   // Decodes one frame from the coordinator and carries it out; bad input is logged and answered with an
   // ErrorReply, never thrown. run() calls it per received frame; fuzz/ calls it on bytes.
   void handle(const zmq::message_t& frame);
+  // What the loop reports to the HTTP endpoint (nodelet/nodelet_metrics.h); safe to read from another thread.
+  const web::MetricsRegistry& metrics() const { return metrics_; }
 
  private:
   using Key = std::tuple<std::int64_t, std::int64_t, std::uint32_t, std::uint32_t>;  // app, job, attempt, rank
@@ -108,6 +113,8 @@ class Nodelet {
   double answered_at_ = 0;    // send time of the newest register/heartbeat the coordinator answered
   bool fenced_ = false;       // workers stopped for lack of answers; no registration until they are gone
   double stop_cap_ = 0;       // while now < stop_cap_, a Stop's SIGKILL comes no later than this
+  web::MetricsRegistry metrics_;
+  void publish_metrics(double now);
 };
 
 }  // namespace themis::nodelet
