@@ -151,6 +151,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");
       c.fairness_knob = *v;
+    } else if (k == "reject_infeasible") {
+      if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
+      c.reject_infeasible = *node.value<bool>();
     } else if (k == "http_listen") {
       c.http_listen = str();
       try {
@@ -158,7 +161,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(at(path, node) + e.what());
       }
-    } else if (k == "admin_groups" || k == "private_data" || k == "reject_infeasible" ||
+    } else if (k == "admin_groups" || k == "private_data" ||
                k == "backup_dir" || k == "backup_keep" || k == "notify_smtp" || k == "webhook_allow") {
       // Documented in ux.md; not used by this version. Accepted so one themis.toml serves every version.
     } else {

@@ -45,6 +45,9 @@ struct CoordinatorConfig {
   std::string http_listen;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
+  // An app one of whose jobs is wider than every registered GPU together is refused at submit; false: it
+  // is stored and waits "Infeasible" until enough hosts register (docs/admin.md).
+  bool reject_infeasible = true;
 };
 
 // The default auction budget: a sixtieth of the lease, within [0.5 s, 10 s].

@@ -204,6 +204,10 @@ class Coordinator {
                                     std::optional<int> exit_code, std::optional<int> signal, double now);
   void release_backoffs(double now);   // jobs whose back-off ended may be placed again (own transaction)
   void admit_apps(double now);         // apps.admission: NULL admitted, else why the app waits
+  // Feasibility (admission_infeasible.cc): why the registered cluster can never run a job this wide
+  // (nullopt: it can, or no host has registered); judge_feasibility marks pending apps Infeasible or back.
+  std::optional<std::string> infeasible_at_submit(int gpus_per_job);
+  void judge_feasibility(double now);
   static constexpr const char* kAdmissionUndecided = "new";
 
   Coordinator(const CoordinatorConfig& config, Env* injected);

@@ -1,5 +1,6 @@
 #include "coordinator/explain.h"
 
+#include "coordinator/admission_feasibility.h"
 #include "coordinator/request_error.h"
 
 #include <algorithm>
@@ -225,6 +226,13 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   v.facts["gpus_up"] = now_c.gpus_up;
   v.facts["next_expiry"] = now_c.next_expiry.is_null() ? json() : now_c.next_expiry["expiry"];
 
+  if (app.contains("admission") && app["admission"].is_string() && is_infeasible_reason(app["admission"].get<std::string>())) {
+    v.reason = "Infeasible";
+    v.headline = label + " cannot run on this cluster: " + app["admission"].get<std::string>().substr(std::string(kInfeasiblePrefix).size()) +
+                 ". It takes no GPUs and waits until hosts with enough GPUs register.";
+    v.facts["admission"] = app["admission"];
+    return v;
+  }
   if (app.contains("admission") && app["admission"].is_string()) {
     v.reason = "Admission";
     v.headline = label + " waits for admission: " + app["admission"].get<std::string>() + ".";
@@ -543,7 +551,7 @@ json explain_app(store::Database& db, std::int64_t app_id, double now, double fa
   std::string shown_state = state;
   if (state == "PENDING") {
     v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
-    if (v.reason == "Admission") shown_state = "QUEUED";
+    if (v.reason == "Admission" || v.reason == "Infeasible") shown_state = "QUEUED";
   } else if (state == "RUNNING") {
     v = running_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
   } else {

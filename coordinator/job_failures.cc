@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "coordinator/admission_feasibility.h"
 #include "coordinator/coordinator.h"
 
 namespace themis::coordinator {
@@ -193,6 +194,7 @@ void Coordinator::release_backoffs(double now) {
 
 void Coordinator::admit_apps(double now) {
   watch_admission_inputs(db_);
+  judge_feasibility(now);  // infeasible apps leave the queue: they neither wait in it nor block it
   std::map<std::int64_t, std::string> before;  // app -> its admission before this plan
   auto apply = [&](const AdmissionPlan& plan) {
     for (const auto app : plan.admit) {
@@ -234,7 +236,7 @@ void Coordinator::admit_apps(double now) {
       const std::int64_t app = arrived.int64(0);
       const std::string state = arrived.text(1);
       last_app = app;
-      if (state == "PENDING" && !arrived.is_null(2)) {
+      if (state == "PENDING" && !arrived.is_null(2) && !is_infeasible_reason(arrived.text(2))) {
         arrivals.push_back({app, arrived.int64(3)});
         before[app] = arrived.text(2);
       } else if ((state == "PENDING" || state == "RUNNING") && arrived.is_null(2) && arrived.int64(3) > 0) {
@@ -252,7 +254,9 @@ void Coordinator::admit_apps(double now) {
 
   // The whole queue, after the demand of the admitted apps still active.
   auto queued = db_.prepare(std::string("SELECT a.id, a.admission, ") + kAppDemand +
-                            " FROM apps a WHERE a.state = 'PENDING' AND a.admission IS NOT NULL ORDER BY a.id");
+                            " FROM apps a WHERE a.state = 'PENDING' AND a.admission IS NOT NULL "
+                            "AND substr(a.admission, 1, length(?1)) IS NOT ?1 ORDER BY a.id");
+  queued.bind(1, std::string(kInfeasiblePrefix));
   AdmissionInput input;
   while (queued.step()) {
     input.queue.push_back({queued.int64(0), queued.int64(2)});

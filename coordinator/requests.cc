@@ -152,6 +152,12 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   } catch (const std::invalid_argument& e) {
     throw bad_spec(e.what());
   }
+  if (config_.reject_infeasible) {
+    if (const auto why = infeasible_at_submit(spec.gpus_per_job)) {
+      throw bad_spec((submit.getSpecName().size() ? std::string(submit.getSpecName()) : "spec") +
+                     ": resources.gpus_per_job: " + *why + "; nothing was stored (the coordinator's reject_infeasible)");
+    }
+  }
   const double now = env_->now();
   std::int64_t app = 0;
   {

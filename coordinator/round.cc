@@ -84,7 +84,7 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
     if (pending_offer_) {
       if (const auto b = pending_offer_->bids.find(app.id); b != pending_offer_->bids.end()) bid = b->second;
     }
-    loaded->models.push_back(std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid)));
+    loaded->models.push_back(std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid), app.gpus_per_job));
     state.model = loaded->models.back().get();
     s.apps.push_back(std::move(state));
   }

@@ -1,14 +1,8 @@
 #pragma once
-// The launcher's part of an app spec (docs/launcher.md): the [scheduler] table. The rest of the spec
-// (command, hyper-parameters, resources) is the coordinator's (spec/app_spec.h).
-//
-//   [scheduler]
-//   kind = "successive-halving"        # or "all-jobs" (the default: every job to `iterations`)
-//   phase_iterations = [20, 20, 40]    # successive halving: iterations added in each phase
-//   iterations = 200                   # all-jobs: iterations of every job
-//   serial_iter_time = 0.05            # optional: seconds per iteration on one GPU before any is measured
-//   max_restarts = 3                   # optional: failures per job before the app fails
-//   launcher = "coordinator"           # or "foreground": who starts themis-launch
+// The launcher's part of an app spec (docs/launcher.md): the [scheduler] table, parsed and checked by the
+// spec library (spec/scheduler_spec.h, the same code the coordinator runs at submit) and turned into the
+// launcher's scheduler settings. The rest of the spec (command, hyper-parameters, resources) is
+// spec/app_spec.h's.
 #include <map>
 #include <string>
 

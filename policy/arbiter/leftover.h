@@ -9,6 +9,10 @@
 // - Tiers: first the apps that were not offered the auction; when none of them wants more, the auction's
 //   bidders with demand they still have (after what they kept), again in random order. A GPU no app
 //   wants is idle, with the reason.
+// - Whole jobs: an app gets a multiple of its job width (gpus_per_job), the most whole jobs its demand
+//   and the leftover allow; an app none of whose jobs fits in what is left gets nothing, so GPUs are
+//   never granted to an app that cannot start a job on them (an app whose job is wider than the
+//   leftover no longer takes it all and leaves it idle). GPUs nobody can use stay idle, with the reason.
 #include <span>
 #include <vector>
 
@@ -18,7 +22,8 @@ namespace themis::arbiter {
 
 struct LeftoverRecipient {
   AppId app = 0;
-  int demand = 0;  // GPUs it can still use
+  int demand = 0;     // GPUs it can still use
+  int job_width = 1;  // GPUs one of its jobs needs; it is given whole jobs only
 };
 
 struct LeftoverResult {

@@ -33,6 +33,9 @@ class AppModel {
   virtual double current_rho() const = 0;
   // GPUs it could use right now on top of what it holds (0 = satisfied).
   virtual int extra_demand() const = 0;
+  // GPUs one of its jobs needs at once (a gang): fewer are of no use to it. Policies give it GPUs in
+  // whole jobs only (docs/arbiter.md, "Leftover").
+  virtual int gpus_per_job() const { return 1; }
   // Themis: the bid table over an offer.
   virtual Bid bid(const Offer& offer) = 0;
   // Tiresias (LAS): GPU-seconds attained so far.

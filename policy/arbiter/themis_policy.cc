@@ -89,9 +89,9 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   std::vector<LeftoverRecipient> non_bidders, bidders;
   for (AppModel* app : input.apps) {
     if (took_part.contains(app->id()))
-      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()]});
+      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()], app->gpus_per_job()});
     else
-      non_bidders.push_back({app->id(), app->extra_demand()});
+      non_bidders.push_back({app->id(), app->extra_demand(), app->gpus_per_job()});
   }
   LeftoverResult leftover = distribute_leftover(*input.cluster, std::move(pool), std::move(non_bidders),
                                                 std::move(bidders), rng);

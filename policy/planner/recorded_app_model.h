@@ -13,11 +13,12 @@ namespace themis::planner {
 
 class RecordedAppModel final : public arbiter::AppModel {
  public:
-  RecordedAppModel(AppId id, double rho, int demand, std::optional<Bid> bid = std::nullopt)
-      : id_(id), rho_(rho), demand_(demand), bid_(std::move(bid)) {}
+  RecordedAppModel(AppId id, double rho, int demand, std::optional<Bid> bid = std::nullopt, int gpus_per_job = 1)
+      : id_(id), rho_(rho), demand_(demand), bid_(std::move(bid)), gpus_per_job_(gpus_per_job) {}
   AppId id() const override { return id_; }
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
+  int gpus_per_job() const override { return gpus_per_job_; }
   Bid bid(const Offer& /*offer*/) override { return bid_ ? *bid_ : Bid{id_, 0, {}}; }
   Seconds attained_service() const override { return 0; }
   Seconds remaining_service() const override { return 0; }
@@ -31,6 +32,7 @@ class RecordedAppModel final : public arbiter::AppModel {
   double rho_;
   int demand_;
   std::optional<Bid> bid_;
+  int gpus_per_job_;
 };
 
 }  // namespace themis::planner

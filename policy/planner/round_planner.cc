@@ -21,6 +21,7 @@ class WithExpiringGpus final : public arbiter::AppModel {
   AppId id() const override { return inner_.id(); }
   double current_rho() const override { return inner_.current_rho(); }
   int extra_demand() const override { return inner_.extra_demand() + expiring_; }
+  int gpus_per_job() const override { return inner_.gpus_per_job(); }
   Bid bid(const Offer& offer) override { return inner_.bid(offer); }
   Seconds attained_service() const override { return inner_.attained_service(); }
   Seconds remaining_service() const override { return inner_.remaining_service(); }
@@ -55,6 +56,12 @@ std::set<GpuIndex> available_gpus(const RoundSnapshot& s, const std::vector<Held
   return out;
 }
 
+int up_gpu_count(const RoundSnapshot& s) {
+  int n = 0;
+  for (const Gpu& gpu : s.cluster->gpus()) n += machine_up(s, gpu.machine) ? 1 : 0;
+  return n;
+}
+
 LeaseKind lease_kind(arbiter::GrantKind kind) {
   switch (kind) {
     case arbiter::GrantKind::kAuction: return LeaseKind::kAuction;
@@ -82,9 +89,13 @@ RoundFrame open_round(const RoundSnapshot& s) {
   const std::set<GpuIndex> free = available_gpus(s, frame.expiring);
   const std::vector<GpuIndex> free_list(free.begin(), free.end());
 
+  // An app one of whose jobs is wider than every up GPU together cannot start a job: it takes no GPU, not
+  // even a probe's (docs/arbiter.md, "Leftover").
+  const int up_gpus = up_gpu_count(s);
   std::vector<AppId> probe_waiting;
   int demand = 0;
   for (const AppState& app : s.apps) {
+    if (app.gpus_per_job > up_gpus) continue;
     if (app.probe_waiting) {
       probe_waiting.push_back(app.id);
       continue;
@@ -178,7 +189,20 @@ RoundPlan settle_round(const RoundSnapshot& current, const RoundFrame& frame, ar
     const LeaseKind kind = lease_kind(grant.kind);
     std::vector<GpuIndex> used;
     if (app.placement == JobPlacement::kByApp) {
-      // App leases: the app places its jobs itself. A GPU it won back keeps naming the job that ran on it.
+      // App leases: the app places its jobs itself, on all it holds. Less than one job's worth is of no use
+      // to it: such a grant is idle rather than leased (a policy bug or a hidden payment cut it short).
+      const auto keeps = std::count_if(current.leases.begin(), current.leases.end(), [&](const HeldLease& l) {
+        return l.app == app.id && !std::any_of(plan.expired.begin(), plan.expired.end(),
+                                               [&](const HeldLease& e) { return same_lease(e, l); });
+      });
+      if (static_cast<int>(pool.size() + static_cast<std::size_t>(keeps)) < app.gpus_per_job) {
+        for (GpuIndex g : pool) {
+          plan.idle.push_back({g, "granted " + std::to_string(pool.size()) + " GPUs to app " + std::to_string(app.id) +
+                                      ", fewer than one of its jobs needs (" + std::to_string(app.gpus_per_job) + ")"});
+        }
+        continue;
+      }
+      // A GPU it won back keeps naming the job that ran on it.
       for (GpuIndex g : pool) {
         const auto old = std::find_if(plan.expired.begin(), plan.expired.end(),
                                       [&](const HeldLease& e) { return e.gpu == g && e.app == app.id; });

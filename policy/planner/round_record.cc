@@ -157,7 +157,8 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
         bid = Bid{app.id, get<double>(b, "rho_no_new"), {}};
         for (const json& row : field(b, "rows")) bid->rows.push_back({get<std::vector<GpuIndex>>(row, "gpus"), get<double>(row, "rho")});
       }
-      record->models.push_back(std::make_unique<RecordedAppModel>(app.id, get<double>(a, "rho"), get<int>(a, "demand"), std::move(bid)));
+      record->models.push_back(std::make_unique<RecordedAppModel>(app.id, get<double>(a, "rho"), get<int>(a, "demand"), std::move(bid),
+                                                                   app.gpus_per_job));
       app.model = record->models.back().get();
     }
     s.apps.push_back(std::move(app));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "test_apps.h"
@@ -52,6 +53,46 @@ TEST(Leftover, RandomOrderIsSeeded) {
     first_served.insert(ra.grants[0].app);
   }
   EXPECT_EQ(first_served.size(), 3u);  // every app can be the lucky one
+}
+
+// Issue 13: an app whose job is wider than the leftover took all of it and could use none. Hand-checked:
+// 4 GPUs left; app 10 needs 8 per job (gets nothing), app 11 wants 4 of 2-GPU jobs (gets 4).
+TEST(Leftover, AnAppWhoseJobDoesNotFitGetsNothingAndOthersGetTheGpus) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {  // whatever the random order, the wide app gets none
+    Rng rng(seed);
+    const auto result = distribute_leftover(kCluster, {0, 1, 2, 3}, {{10, 8, 8}, {11, 4, 2}}, {}, rng);
+    ASSERT_EQ(result.grants.size(), 1u) << seed;
+    EXPECT_EQ(result.grants[0].app, 11);
+    EXPECT_EQ(result.grants[0].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+    EXPECT_TRUE(result.idle.empty());
+  }
+}
+
+TEST(Leftover, GpusNobodyCanUseAsAWholeJobStayIdleWithTheReason) {
+  Rng rng(1);
+  const auto result = distribute_leftover(kCluster, {0, 1, 2, 3}, {{10, 8, 8}}, {{20, 6, 6}}, rng);
+  EXPECT_TRUE(result.grants.empty());
+  ASSERT_EQ(result.idle.size(), 4u);
+  EXPECT_EQ(result.idle[0].reason, "4 left, fewer than one whole job of any app that wants more (the narrowest needs 6)");
+}
+
+// Whole jobs only: 5 GPUs left, 2-GPU jobs, demand 6 -> 4 GPUs (two jobs), and the fifth goes to the
+// one-GPU app; a demand of 3 with 2-GPU jobs is one job (2 GPUs).
+TEST(Leftover, GrantsAreWholeJobs) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    const auto result = distribute_leftover(kCluster, {0, 1, 2, 3, 4}, {{10, 6, 2}}, {{20, 3, 1}}, rng);
+    std::map<AppId, std::size_t> got;
+    for (const auto& g : result.grants) got[g.app] = g.gpus.size();
+    EXPECT_EQ(got[10], 4u) << seed;
+    EXPECT_EQ(got[20], 1u) << seed;
+    EXPECT_TRUE(result.idle.empty());
+  }
+  Rng rng(1);
+  const auto odd = distribute_leftover(kCluster, {0, 1, 2, 3}, {{10, 3, 2}}, {}, rng);
+  ASSERT_EQ(odd.grants.size(), 1u);
+  EXPECT_EQ(odd.grants[0].gpus.size(), 2u);
+  EXPECT_EQ(odd.idle.size(), 2u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ class ScriptedApp final : public AppModel {
   AppId id() const override { return id_; }
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
+  int gpus_per_job() const override { return gpus_per_job_; }
   Bid bid(const Offer& offer) override {
     ++bids_asked_;
     return bid_ ? bid_(offer) : Bid{id_, rho_, {}};
@@ -30,6 +31,7 @@ class ScriptedApp final : public AppModel {
 
   void set_rho(double rho) { rho_ = rho; }
   void set_demand(int demand) { demand_ = demand; }
+  void set_gpus_per_job(int width) { gpus_per_job_ = width; }
   void set_bid(BidFunction bid) { bid_ = std::move(bid); }
   int bids_asked() const { return bids_asked_; }
 
@@ -38,6 +40,7 @@ class ScriptedApp final : public AppModel {
   double rho_;
   int demand_;
   BidFunction bid_;
+  int gpus_per_job_ = 1;
   int bids_asked_ = 0;
 };
 

@@ -316,5 +316,24 @@ TEST(ThemisPolicy, OfferedAppThatBidsNothingSharesTheLeftoverFirst) {
   EXPECT_GT(silent_won, 5);
 }
 
+// Issue 14: on 4 GPUs, the worst-ρ app needs 8 per job. It sees the offer, bids nothing (no bundle holds a
+// job), and must not take the 4 GPUs as leftover: the one-GPU app gets them, every seed.
+TEST(ThemisPolicy, TheWorstAppWhoseJobCannotFitTakesNoLeftover) {
+  const Cluster cluster = testing::make_cluster(2, 1, 2, 2);  // 2 hosts x 2 GPUs
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    testing::ScriptedApp wide(1, 9.0, 8);
+    wide.set_gpus_per_job(8);
+    testing::ScriptedApp narrow(2, 0.5, 4);
+    RoundInput input{&cluster, 1, 0, {0, 1, 2, 3}, {}, {&wide, &narrow}};
+    ThemisPolicy policy;
+    Rng rng(seed);
+    const RoundOutcome out = policy.run_round(input, rng);
+    ASSERT_EQ(out.grants.size(), 1u) << seed;
+    EXPECT_EQ(out.grants[0].app, 2);
+    EXPECT_EQ(out.grants[0].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+    EXPECT_TRUE(out.idle.empty());
+  }
+}
+
 }  // namespace
 }  // namespace themis::arbiter

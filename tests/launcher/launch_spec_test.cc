@@ -39,7 +39,7 @@ TEST(LaunchSpec, ErrorsNameTheFileLineAndField) {
   EXPECT_EQ(error_of("[scheduler]\nkind = \"hyperband\"\n", 1),
             "sweep.toml:2:8: scheduler.kind: must be \"all-jobs\" or \"successive-halving\", got \"hyperband\"");
   EXPECT_EQ(error_of("[scheduler]\nkind = \"successive-halving\"\nphase_iterations = [10, -1]\n", 4),
-            "sweep.toml:3:25: scheduler.phase_iterations: must be a positive number");
+            "sweep.toml:3:25: scheduler.phase_iterations: must be a number >= 1, got -1");
   EXPECT_NE(error_of("[scheduler]\nkind = \"successive-halving\"\nphase_iterations = [10, 10]\n", 3)
                 .find("jobs must be a power of two, got 3"),
             std::string::npos);

@@ -249,5 +249,47 @@ TEST_F(RoundPlannerTest, NothingFreeOrNobodyWantingMeansNoRound) {
   EXPECT_TRUE(open_round(s).empty);
 }
 
+// Issue 14: an app placing its own jobs, 8 GPUs per job, is granted 4 (a policy bug, or a hidden payment
+// that cut its bundle): it cannot start a job on them, so they are idle with the reason, not leased.
+TEST_F(RoundPlannerTest, AGrantSmallerThanOneJobOfAnAppPlacingItsJobsIsIdleNotLeased) {
+  ScriptedApp wide(1, 9.0, 8);
+  auto s = snapshot(0);
+  AppState app = app_placing_its_jobs(1, &wide);
+  app.gpus_per_job = 8;
+  s.apps.push_back(app);
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(1, {0, 1, 2, 3}); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_TRUE(plan.leases.empty());
+  EXPECT_EQ(plan.grants.count(1), 0u);
+  ASSERT_EQ(plan.idle.size(), 4u);
+  EXPECT_EQ(plan.idle[0].reason, "granted 4 GPUs to app 1, fewer than one of its jobs needs (8)");
+  // With 4 more it already holds, the same grant makes one whole job: it is leased.
+  for (GpuIndex g = 4; g < 8; ++g) s.leases.push_back({g, 1, 0, 1, 0, 600, JobPlacement::kByApp});
+  const RoundPlan with_held = plan_round(s, policy, rng);
+  EXPECT_EQ(with_held.leases.size(), 4u);
+  EXPECT_TRUE(with_held.idle.empty());
+}
+
+// An app whose job is wider than every up GPU together takes nothing: no probe, and the policy does not
+// see it (so it cannot be handed the leftover). It competes again once enough machines are up.
+TEST_F(RoundPlannerTest, AnAppWiderThanTheUpClusterGetsNoProbeAndDoesNotCompete) {
+  ScriptedApp wide(1, 9.0, 24), narrow(2, 0.5, 1);
+  auto s = snapshot(0);
+  s.machine_up = {true, true, false, true};  // 12 GPUs up
+  AppState probing = coordinator_app(3, nullptr, 16, 1, {0});
+  probing.probe_waiting = true;
+  s.apps.push_back(coordinator_app(1, &wide, 16, 1, {0}));
+  s.apps.push_back(coordinator_app(2, &narrow, 1, 1, {0}));
+  s.apps.push_back(probing);
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return grant(2, {0}); });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_TRUE(plan.probes.empty());
+  EXPECT_EQ(policy.seen_demand, (std::map<AppId, int>{{2, 1}}));
+  s.machine_up.clear();  // 16 up: both wide apps fit again
+  const RoundPlan all_up = plan_round(s, policy, rng);
+  EXPECT_EQ(all_up.probes.size(), 1u);
+  EXPECT_EQ(policy.seen_demand.count(1), 1u);
+}
+
 }  // namespace
 }  // namespace themis::planner

@@ -70,5 +70,13 @@ TEST_F(ReliabilityConfig, FilterRuleDefaultsToOfferBoundedAsInTheSimulatorAndRej
       << error_of("[coordinator]\nfilter = \"half\"\n");
 }
 
+TEST_F(ReliabilityConfig, RejectInfeasibleDefaultsToTrueAndIsABoolean) {
+  EXPECT_TRUE(load_coordinator_config(write("[coordinator]\nseed = 3\n")).reject_infeasible);
+  EXPECT_FALSE(load_coordinator_config(write("[coordinator]\nreject_infeasible = false\n")).reject_infeasible);
+  EXPECT_NE(error_of("[coordinator]\nreject_infeasible = \"no\"\n").find("coordinator.reject_infeasible: must be true or false"),
+            std::string::npos)
+      << error_of("[coordinator]\nreject_infeasible = \"no\"\n");
+}
+
 }  // namespace
 }  // namespace themis::coordinator
