@@ -7,24 +7,29 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "spec/app_spec.h"
+#include "net/themis_toml.h"
 #include "nodelet/nodelet.h"
+#include "spec/app_spec.h"
 
 namespace themis::nodelet {
 
 namespace {
-std::string at(const std::string& path, const toml::node& n) {
-  return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column) + ": ";
+std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
+
+// The [nodelet] keys. The second group is documented in the design (http_listen, allow_root_jobs, ...) and
+// accepted before this version uses it, so that one themis.toml serves every version.
+const std::vector<std::string>& nodelet_keys() {
+  static const std::vector<std::string> keys{
+      "host", "rack", "address", "work_dir", "launcher_command", "secret_key", "insecure", "grace_period", "gpus", "slots",
+      "http_listen", "master_port_range", "job_log_dir", "log_retention", "preempt_notice", "allow_root_jobs",
+      "gpu_job_map_dir"};
+  return keys;
 }
 }  // namespace
 
 NodeletConfig load_nodelet_config(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw std::invalid_argument(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
-  }
+  const toml::table root = net::parse_toml_file(path);
+  net::check_themis_toml_layout(path, root);
   NodeletConfig c;
   char hostname[256] = {};
   ::gethostname(hostname, sizeof(hostname) - 1);
@@ -35,6 +40,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
   }
   bool secret_given = false;
   if (const auto* table = root["nodelet"].as_table()) {
+    net::reject_unknown_keys(path, *table, "nodelet", nodelet_keys());
     for (const auto& [key, value] : *table) {
       const auto& node = value;  // a structured binding cannot be captured by the lambdas below in clang < 16
       const std::string k(key.str());
@@ -77,12 +83,8 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           }
           c.slots.push_back(gpus);
         }
-      } else if (k == "http_listen" || k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
-                 k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
-        // Documented in ux.md; not used by this version.
-      } else {
-        throw std::invalid_argument(at(path, node) + field + ": unknown key");
       }
+      // Any other key is one of nodelet_keys()' reserved ones (unknown keys were rejected above).
     }
   }
   if (c.address.empty()) c.address = c.host;
