@@ -328,7 +328,7 @@ std::optional<std::string> unknown_command(const CLI::App& cli, int argc, char**
     if (arg.rfind("-", 0) == 0) {
       if (arg.find('=') != std::string::npos) continue;
       const auto* option = cli.get_option_no_throw(arg);
-      if (option && option->get_type_size_max() > 0) ++i;  // skips the option's value
+      if (option && option->get_expected_max() > 0) ++i;  // skips the option's value
       continue;
     }
     if (std::find(commands.begin(), commands.end(), arg) != commands.end()) return std::nullopt;

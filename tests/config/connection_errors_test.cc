@@ -149,6 +149,10 @@ TEST(Themisctl, UnknownCommandListsTheCommands) {
   for (const std::string command : {"submit", "apps", "show", "cancel", "explain", "nodes", "leases", "rounds", "keygen", "sql"}) {
     EXPECT_NE(r.out.find("\n  " + command + " "), std::string::npos) << command << " missing from:\n" << r.out;
   }
+  // A flag before the command takes no value: the word after it is still the command.
+  const auto after_flag = run_command({kBin + "/themisctl", "--json", "whoamii"});
+  EXPECT_EQ(after_flag.code, 2);
+  EXPECT_NE(after_flag.out.find("unknown command 'whoamii'"), std::string::npos) << after_flag.out;
   const auto none = run_command({kBin + "/themisctl", "--json"});
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.out.find("Commands:"), std::string::npos) << none.out;
