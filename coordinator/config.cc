@@ -17,8 +17,8 @@ namespace themis::coordinator {
 namespace {
 std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
 
-// The [coordinator] keys. The second group is documented in the design (http_listen, reject_infeasible, ...)
-// and accepted before this version uses it, so that one themis.toml serves every version.
+// The [coordinator] keys, for the suggestion and the list in an unknown-key error. The second group is
+// documented in the design (http_listen, reject_infeasible, ...) and accepted before this version uses it.
 const std::vector<std::string>& coordinator_keys() {
   static const std::vector<std::string> keys{
       "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
@@ -101,7 +101,6 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
   load_reliability_tables(path, root, c);
   const auto* table = root["coordinator"].as_table();
   if (!table) return c;
-  net::reject_unknown_keys(path, *table, "coordinator", coordinator_keys());
   for (const auto& [key, value] : *table) {
     const auto& node = value;  // a structured binding cannot be captured by the lambdas below in clang < 16
     const std::string k(key.str());
@@ -165,8 +164,12 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");
       c.fairness_knob = *v;
+    } else if (k == "http_listen" || k == "admin_groups" || k == "private_data" || k == "reject_infeasible" ||
+               k == "backup_dir" || k == "backup_keep" || k == "notify_smtp" || k == "webhook_allow") {
+      // Documented in ux.md; not used by this version. Accepted so one themis.toml serves every version.
+    } else {
+      net::throw_unknown_key(path, key, "coordinator", coordinator_keys());
     }
-    // Any other key is one of coordinator_keys()' reserved ones (unknown keys were rejected above).
   }
   if (c.heartbeat_interval_ms <= 0) throw std::invalid_argument(path + ": coordinator.heartbeat_interval: must be > 0");
   if (c.lease_duration_ms <= 0) throw std::invalid_argument(path + ": coordinator.lease_duration: must be > 0");

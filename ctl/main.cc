@@ -342,8 +342,9 @@ std::optional<std::string> unknown_command(const CLI::App& cli, int argc, char**
 int main(int argc, char** argv) {
   CLI::App cli{"themisctl: submit and inspect apps on a themis cluster"};
   cli.footer(
-      "Exit codes: 0 ok; 1 request rejected or internal error; 2 usage; 65 invalid spec; 69 coordinator "
-      "unreachable; 77 permission denied; 78 configuration error; 102 not found.\n"
+      "Exit codes: 0 ok; 1 request rejected or internal error; 2 usage; 65 invalid spec; 69 cannot connect to the "
+      "coordinator, or no answer; 77 permission denied or key not enrolled; 78 configuration error or server key "
+      "mismatch; 102 not found.\n"
       "Environment: THEMIS_COORDINATOR, THEMIS_KEY (own .key_secret), THEMIS_SERVER_KEY (coordinator .key).");
   Options o;
   if (const char* v = std::getenv("THEMIS_COORDINATOR")) o.coordinator = v;

@@ -29,14 +29,17 @@ toml::table parse_toml_file(const std::string& path) {
   }
 }
 
+void throw_unknown_key(const std::string& path, const toml::key& key, std::string_view table_name,
+                       const std::vector<std::string>& known) {
+  const std::string k(key.str());
+  throw std::invalid_argument(toml_position(path, key.source()) + std::string(table_name) + "." + k + ": unknown key" +
+                              did_you_mean(k, known) + "; known keys: " + joined(known));
+}
+
 void reject_unknown_keys(const std::string& path, const toml::table& table, std::string_view table_name,
                          const std::vector<std::string>& known) {
   for (const auto& [key, value] : table) {
-    const std::string k(key.str());
-    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
-    const auto& where = key.source().begin.line > 0 ? key.source() : value.source();
-    throw std::invalid_argument(toml_position(path, where) + std::string(table_name) + "." + k + ": unknown key" +
-                                did_you_mean(k, known) + "; known keys: " + joined(known));
+    if (std::find(known.begin(), known.end(), key.str()) == known.end()) throw_unknown_key(path, key, table_name, known);
   }
 }
 

@@ -14,6 +14,10 @@ std::string toml_position(const std::string& path, const toml::source_region& wh
 // Parses `path`; a syntax error or a missing file throws std::invalid_argument "path:line:column: reason".
 toml::table parse_toml_file(const std::string& path);
 
+// Throws std::invalid_argument "path:line:column: <table>.<key>: unknown key (did you mean ...?); known: ...".
+[[noreturn]] void throw_unknown_key(const std::string& path, const toml::key& key, std::string_view table_name,
+                                    const std::vector<std::string>& known);
+
 // Throws std::invalid_argument "path:line:column: <table>.<key>: unknown key (did you mean ...?); known: ..."
 // for the first key of `table` not in `known`.
 void reject_unknown_keys(const std::string& path, const toml::table& table, std::string_view table_name,

@@ -16,8 +16,8 @@ namespace themis::nodelet {
 namespace {
 std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
 
-// The [nodelet] keys. The second group is documented in the design (http_listen, allow_root_jobs, ...) and
-// accepted before this version uses it, so that one themis.toml serves every version.
+// The [nodelet] keys, for the suggestion and the list in an unknown-key error. The second group is
+// documented in the design (http_listen, allow_root_jobs, ...) and accepted before this version uses it.
 const std::vector<std::string>& nodelet_keys() {
   static const std::vector<std::string> keys{
       "host", "rack", "address", "work_dir", "launcher_command", "secret_key", "insecure", "grace_period", "gpus", "slots",
@@ -40,7 +40,6 @@ NodeletConfig load_nodelet_config(const std::string& path) {
   }
   bool secret_given = false;
   if (const auto* table = root["nodelet"].as_table()) {
-    net::reject_unknown_keys(path, *table, "nodelet", nodelet_keys());
     for (const auto& [key, value] : *table) {
       const auto& node = value;  // a structured binding cannot be captured by the lambdas below in clang < 16
       const std::string k(key.str());
@@ -83,8 +82,12 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           }
           c.slots.push_back(gpus);
         }
+      } else if (k == "http_listen" || k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
+                 k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
+        // Documented in ux.md; not used by this version.
+      } else {
+        net::throw_unknown_key(path, key, "nodelet", nodelet_keys());
       }
-      // Any other key is one of nodelet_keys()' reserved ones (unknown keys were rejected above).
     }
   }
   if (c.address.empty()) c.address = c.host;
