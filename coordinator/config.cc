@@ -6,15 +6,27 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
-#include "spec/app_spec.h"
+#include "core/closest_name.h"
+#include "net/themis_toml.h"
 #include "web/listen_address.h"
 #include "policy/arbiter/filter.h"
+#include "policy/arbiter/policies/registry.h"
+#include "spec/app_spec.h"
 
 namespace themis::coordinator {
 
 namespace {
-std::string at(const std::string& path, const toml::node& n) {
-  return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column) + ": ";
+std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
+
+// The [coordinator] keys, for the suggestion and the list in an unknown-key error. The second group is
+// reserved for later versions (docs/admin.md) and accepted, unused, so one themis.toml serves every version.
+const std::vector<std::string>& coordinator_keys() {
+  static const std::vector<std::string> keys{
+      "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
+      "round_batch_window", "auction_budget", "probe_duration", "slow_loop_threshold", "insecure", "heartbeat_lives",
+      "seed", "rendezvous_ports", "filter", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
+      "admin_groups", "private_data", "backup_dir", "backup_keep", "notify_smtp", "webhook_allow"};
+  return keys;
 }
 
 // [retry.<class>] and [admission] (docs/reliability.md).
@@ -83,12 +95,8 @@ double auction_budget_seconds(const CoordinatorConfig& config) {
 }
 
 CoordinatorConfig load_coordinator_config(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw std::invalid_argument(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
-  }
+  const toml::table root = net::parse_toml_file(path);
+  net::check_themis_toml_layout(path, root);
   CoordinatorConfig c;
   load_reliability_tables(path, root, c);
   const auto* table = root["coordinator"].as_table();
@@ -112,7 +120,16 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     else if (k == "database") c.database = str();
     else if (k == "authorized_keys") c.authorized_keys = str();
     else if (k == "secret_key") c.secret_key = str();
-    else if (k == "policy") c.policy = str();
+    else if (k == "policy") {
+      c.policy = str();
+      const auto known = arbiter::policies::policy_names();
+      if (std::find(known.begin(), known.end(), c.policy) == known.end()) {
+        std::string list;
+        for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+        throw std::invalid_argument(at(path, node) + field + ": unknown policy '" + c.policy + "'" +
+                                    did_you_mean(c.policy, known) + "; policies: " + list);
+      }
+    }
     else if (k == "heartbeat_interval") c.heartbeat_interval_ms = duration();
     else if (k == "lease_duration") c.lease_duration_ms = duration();
     else if (k == "round_batch_window") c.round_batch_window_ms = duration();
@@ -163,9 +180,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       }
     } else if (k == "admin_groups" || k == "private_data" ||
                k == "backup_dir" || k == "backup_keep" || k == "notify_smtp" || k == "webhook_allow") {
-      // Documented in ux.md; not used by this version. Accepted so one themis.toml serves every version.
+      // Reserved for later versions; accepted, unused, so one themis.toml serves every version.
     } else {
-      throw std::invalid_argument(at(path, node) + field + ": unknown key");
+      net::throw_unknown_key(path, key, "coordinator", coordinator_keys());
     }
   }
   if (c.heartbeat_interval_ms <= 0) throw std::invalid_argument(path + ": coordinator.heartbeat_interval: must be > 0");

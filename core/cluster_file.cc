@@ -1,8 +1,11 @@
 #include "core/cluster_file.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <toml++/toml.h>
+
+#include "core/closest_name.h"
 
 namespace themis {
 namespace {
@@ -10,7 +13,7 @@ namespace {
 [[noreturn]] void fail(std::string_view source, const toml::source_region& where, std::string_view field,
                        std::string_view reason) {
   std::ostringstream out;
-  out << source << ':' << where.begin.line << ": " << field << ": " << reason;
+  out << source << ':' << where.begin.line << ':' << where.begin.column << ": " << field << ": " << reason;
   throw ClusterFileError(out.str());
 }
 
@@ -34,6 +37,12 @@ ClusterSpec parse_cluster_toml(std::string_view text, std::string_view source) {
     fail(source, e.source(), "syntax", e.description());
   }
   ClusterSpec spec;
+  for (auto&& [key, node] : root) {
+    const std::vector<std::string> known{"name", "machine"};
+    const std::string k(key.str());
+    if (k != "name" && k != "machine")
+      fail(source, key.source(), k, "unknown key" + did_you_mean(k, known) + " (expected name, [[machine]])");
+  }
   spec.name = required_string(source, root, "name", "cluster");
   const toml::array* machines = root["machine"].as_array();
   if (machines == nullptr || machines->empty())
@@ -45,9 +54,10 @@ ClusterSpec parse_cluster_toml(std::string_view text, std::string_view source) {
     if (m == nullptr) fail(source, (*machines)[i].source(), ctx, "must be a table");
     for (auto&& [key, node] : *m) {
       const std::string_view k = key.str();
-      if (k != "name" && k != "rack" && k != "racks" && k != "slots" && k != "count")
-        fail(source, node.source(), ctx + "." + std::string(k),
-             "unknown key (expected name, rack, racks, slots, count)");
+      const std::vector<std::string> known{"name", "rack", "racks", "slots", "count"};
+      if (std::find(known.begin(), known.end(), k) == known.end())
+        fail(source, key.source(), ctx + "." + std::string(k),
+             "unknown key" + did_you_mean(k, known) + " (expected name, rack, racks, slots, count)");
     }
     const std::string name = required_string(source, *m, "name", ctx);
 

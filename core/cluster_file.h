@@ -21,7 +21,7 @@
 
 namespace themis {
 
-// A cluster file that cannot be used. what() reads "<file>:<line>: <field>: <reason>".
+// A cluster file that cannot be used. what() reads "<file>:<line>:<column>: <field>: <reason>"; unknown keys are errors.
 class ClusterFileError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -1,8 +1,10 @@
-// themisctl: the themis command-line client. Exit codes (ux.md §5.5) are listed in --help.
+// themisctl: the themis command-line client. Exit codes (docs/admin.md "Errors and exit codes") are listed in --help.
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <optional>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -13,7 +15,9 @@
 #include <sstream>
 #include <thread>
 
+#include "core/closest_name.h"
 #include "net/curve_keys.h"
+#include "net/endpoint.h"
 #include "net/request_client.h"
 
 namespace {
@@ -38,7 +42,11 @@ struct Failure {
 
 std::unique_ptr<themis::net::RequestClient> open_client(const Options& o) {
   themis::net::ClientOptions client;
-  client.endpoint = o.coordinator;
+  try {
+    client.endpoint = themis::net::normalize_endpoint(o.coordinator);
+  } catch (const std::invalid_argument& e) {
+    throw Failure{kUsage, std::string("--coordinator: ") + e.what()};
+  }
   client.insecure = o.insecure;
   client.timeout = std::chrono::milliseconds(o.timeout_ms);
   if (!o.insecure) {
@@ -51,12 +59,33 @@ std::unique_ptr<themis::net::RequestClient> open_client(const Options& o) {
     }
     if (client.own_keys.secret_key.empty()) throw Failure{kConfig, o.key + ": not a secret certificate (.key_secret)"};
   }
-  return std::make_unique<themis::net::RequestClient>(client);
+  try {
+    return std::make_unique<themis::net::RequestClient>(client);
+  } catch (const std::invalid_argument& e) {
+    throw Failure{kUsage, std::string("--coordinator: ") + e.what()};
+  }
+}
+
+// A connection that never came up (docs/admin.md "themisctl: connection errors"): nothing was sent.
+void throw_connection_failure(const themis::net::ConnectionOutcome& outcome) {
+  using S = themis::net::ConnectionState;
+  switch (outcome.state) {
+    case S::kNotEnrolled: throw Failure{kDenied, outcome.message};
+    case S::kServerKeyMismatch:
+    case S::kSecurityMismatch: throw Failure{kConfig, outcome.message};
+    default: throw Failure{kUnreachable, outcome.message};
+  }
 }
 
 json call(themis::net::RequestClient& rc, const Options& o, themis::net::OutMessage& request) {
   auto reply = rc.call(request);
-  if (!reply) throw Failure{kUnreachable, "no answer from " + o.coordinator + " (unreachable, or the key is not enrolled)"};
+  if (!reply && rc.connection_failure()) throw_connection_failure(*rc.connection_failure());
+  if (!reply) {
+    throw Failure{kUnreachable, "no answer from " + o.coordinator + " within " + std::to_string(o.timeout_ms) + " ms" +
+                                    (rc.handshake_pending() ? " (connected, but the CURVE handshake never completed: the "
+                                                              "coordinator is stopped or overloaded, or the server key is wrong)"
+                                                            : "")};
+  }
   const auto body = reply->envelope().getBody();
   using W = themis::wire::Envelope::Body::Which;
   switch (reply->which()) {
@@ -111,7 +140,8 @@ json submit_with_retries(const Options& o, const std::string& spec, const std::s
     try {
       return call(*rc, o, out);
     } catch (const Failure& f) {
-      if (f.code != kUnreachable) throw;
+      // A connection that never came up sent nothing: retrying cannot make a second app, nor help.
+      if (f.code != kUnreachable || rc->connection_failure()) throw;
       if (attempt == kSubmitAttempts) {
         throw Failure{kUnreachable, f.message + "; gave up after " + std::to_string(kSubmitAttempts) +
                                         " attempts; run the same submit with --token " + token +
@@ -274,19 +304,53 @@ int run_sql(const std::string& db_path, const std::string& sql) {
   return kOk;
 }
 
+std::vector<std::string> command_names(const CLI::App& cli) {
+  std::vector<std::string> names;
+  for (const auto* sub : cli.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
+
+std::string command_list(const CLI::App& cli) {
+  std::ostringstream out;
+  out << "Commands:\n";
+  for (const auto* sub : cli.get_subcommands([](const CLI::App*) { return true; })) {
+    out << "  " << std::left << std::setw(10) << sub->get_name() << " " << sub->get_description() << "\n";
+  }
+  out << "Run 'themisctl --help' for the options.\n";
+  return out.str();
+}
+
+// The first word on the command line that is neither an option, nor an option's value, nor a command.
+std::optional<std::string> unknown_command(const CLI::App& cli, int argc, char** argv) {
+  const auto commands = command_names(cli);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("-", 0) == 0) {
+      if (arg.find('=') != std::string::npos) continue;
+      const auto* option = cli.get_option_no_throw(arg);
+      if (option && option->get_expected_max() > 0) ++i;  // skips the option's value
+      continue;
+    }
+    if (std::find(commands.begin(), commands.end(), arg) != commands.end()) return std::nullopt;
+    return arg;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App cli{"themisctl: submit and inspect apps on a themis cluster"};
   cli.footer(
-      "Exit codes: 0 ok; 1 request rejected or internal error; 2 usage; 65 invalid spec; 69 coordinator "
-      "unreachable; 77 permission denied; 78 configuration error; 102 not found.\n"
+      "Exit codes: 0 ok; 1 request rejected or internal error; 2 usage; 65 invalid spec; 69 cannot connect to the "
+      "coordinator, or no answer; 77 permission denied or key not enrolled; 78 configuration error or server key "
+      "mismatch; 102 not found.\n"
       "Environment: THEMIS_COORDINATOR, THEMIS_KEY (own .key_secret), THEMIS_SERVER_KEY (coordinator .key).");
   Options o;
   if (const char* v = std::getenv("THEMIS_COORDINATOR")) o.coordinator = v;
   if (const char* v = std::getenv("THEMIS_KEY")) o.key = v;
   if (const char* v = std::getenv("THEMIS_SERVER_KEY")) o.server_key = v;
-  cli.add_option("--coordinator", o.coordinator, "tcp://host:7310");
+  cli.add_option("--coordinator", o.coordinator, "host:port or tcp://host:port (default port 7310)");
   cli.add_option("--key", o.key, "your secret certificate (.key_secret)");
   cli.add_option("--server-key", o.server_key, "the coordinator's public certificate (.key)");
   cli.add_flag("--insecure", o.insecure, "no CURVE (loopback coordinators in insecure mode only)");
@@ -329,6 +393,17 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      if (const auto word = unknown_command(cli, argc, argv)) {
+        std::cerr << "themisctl: unknown command '" << *word << "'"
+                  << themis::did_you_mean(*word, command_names(cli)) << "\n" << command_list(cli);
+        return kUsage;
+      }
+      if (cli.get_subcommands().empty() && dynamic_cast<const CLI::RequiredError*>(&e)) {
+        std::cerr << "themisctl: a command is required\n" << command_list(cli);
+        return kUsage;
+      }
+    }
     const int rc = cli.exit(e);
     return rc == 0 ? 0 : kUsage;
   }

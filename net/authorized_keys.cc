@@ -50,6 +50,16 @@ std::optional<Role> parse_role(const std::string& text) {
   return std::nullopt;
 }
 
+bool is_valid_principal_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  const auto is_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  if (!is_alnum(name[0]) && name[0] != '_') return false;
+  for (const char c : name) {
+    if (!is_alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
 std::vector<Principal> read_authorized_keys(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path + ": cannot open authorized keys file");
@@ -85,6 +95,9 @@ std::vector<Principal> read_authorized_keys(const std::string& path) {
 }
 
 void append_authorized_key(const std::string& path, const Principal& principal) {
+  if (!is_valid_principal_name(principal.name)) {
+    throw std::invalid_argument("principal name '" + principal.name + "' is not valid: " + kPrincipalNameRule);
+  }
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     for (const auto& existing : read_authorized_keys(path)) {

@@ -7,25 +7,30 @@
 #include <stdexcept>
 #include <toml++/toml.h>
 
+#include "net/themis_toml.h"
 #include "web/listen_address.h"
-#include "spec/app_spec.h"
 #include "nodelet/nodelet.h"
+#include "spec/app_spec.h"
 
 namespace themis::nodelet {
 
 namespace {
-std::string at(const std::string& path, const toml::node& n) {
-  return path + ":" + std::to_string(n.source().begin.line) + ":" + std::to_string(n.source().begin.column) + ": ";
+std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
+
+// The [nodelet] keys, for the suggestion and the list in an unknown-key error. The second group is
+// documented in the design (http_listen, allow_root_jobs, ...) and accepted before this version uses it.
+const std::vector<std::string>& nodelet_keys() {
+  static const std::vector<std::string> keys{
+      "host", "rack", "address", "work_dir", "launcher_command", "secret_key", "insecure", "grace_period", "gpus", "slots",
+      "http_listen", "master_port_range", "job_log_dir", "log_retention", "preempt_notice", "allow_root_jobs",
+      "gpu_job_map_dir"};
+  return keys;
 }
 }  // namespace
 
 NodeletConfig load_nodelet_config(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw std::invalid_argument(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
-  }
+  const toml::table root = net::parse_toml_file(path);
+  net::check_themis_toml_layout(path, root);
   NodeletConfig c;
   char hostname[256] = {};
   ::gethostname(hostname, sizeof(hostname) - 1);
@@ -87,9 +92,9 @@ NodeletConfig load_nodelet_config(const std::string& path) {
         }
       } else if (k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
                  k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
-        // Documented in ux.md; not used by this version.
+        // Reserved for later versions; accepted, unused.
       } else {
-        throw std::invalid_argument(at(path, node) + field + ": unknown key");
+        net::throw_unknown_key(path, key, "nodelet", nodelet_keys());
       }
     }
   }

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "net/preflight.h"
+#include "nodelet/config_check.h"
 #include "nodelet/http/nodelet_http.h"
 #include "nodelet/nodelet.h"
 
@@ -22,20 +24,35 @@ int main(int argc, char** argv) {
   bool check_config = false;
   bool insecure = false;
   cli.add_option("-c,--config", config_path, "themis.toml");
-  cli.add_flag("--check-config", check_config, "validate the config and exit (0 or 78)");
+  cli.add_flag("--check-config", check_config, "check what a start would (config, key files, work directory), then exit: 0 ok, 78 configuration error");
   cli.add_flag("--insecure", insecure, "no CURVE: loopback only, for local demos and tests");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli.exit(e) == 0 ? 0 : 2;
   }
+  // Exit codes as themis-coordinator's (docs/admin.md "Errors and exit codes"): 78 permanent, not restarted.
+  themis::nodelet::NodeletConfig config;
   try {
-    auto config = themis::nodelet::load_nodelet_config(config_path);
-    if (insecure) config.insecure = true;
-    if (check_config) {
-      std::cout << "config ok: host " << config.host << ", " << config.slots.size() << " slots\n";
-      return 0;
-    }
+    config = themis::nodelet::load_nodelet_config(config_path);
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return themis::net::kExitConfig;
+  }
+  if (insecure) config.insecure = true;
+  const auto check = themis::nodelet::check_nodelet_startup(config);
+  if (!check.ok()) {
+    std::cerr << config_path << ": " << check.problems().size() << (check.problems().size() == 1 ? " problem" : " problems")
+              << " found before starting:\n"
+              << check.report();
+    return check.exit_code();
+  }
+  if (check_config) {
+    std::cout << "config ok: host " << config.host << ", " << config.slots.size() << " slots, coordinator "
+              << config.coordinator << (config.insecure ? " (insecure)" : "") << "\n";
+    return 0;
+  }
+  try {
     themis::nodelet::Nodelet nodelet(config);
     // Off the loop, on its own threads (docs/admin.md "Metrics and dashboard").
     std::unique_ptr<themis::web::HttpServer> http;
@@ -47,7 +64,7 @@ int main(int argc, char** argv) {
     g_nodelet = nullptr;
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
-    return 78;
+    return 1;
   }
   return 0;
 }

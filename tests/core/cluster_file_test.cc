@@ -40,13 +40,20 @@ slots = [2]
 
 TEST(ClusterFile, ErrorsNameFileLineAndField) {
   EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [2, 0]\n"),
-            "lab.toml:4: machine[0].slots: each slot holds 1 to 64 GPUs");
+            "lab.toml:4:13: machine[0].slots: each slot holds 1 to 64 GPUs");
   EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\ngpu = 3\n"),
-            "lab.toml:5: machine[0].gpu: unknown key (expected name, rack, racks, slots, count)");
+            "lab.toml:5:1: machine[0].gpu: unknown key (expected name, rack, racks, slots, count)");
+  EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\n  rakc = \"r1\"\n"),
+            "lab.toml:5:3: machine[0].rakc: unknown key (did you mean 'rack'?) (expected name, rack, racks, slots, count)");
+  // Unknown keys and tables at the top are errors too, not ignored.
+  EXPECT_EQ(error_of("name = \"x\"\nnmae = \"y\"\n[[machine]]\nname = \"a\"\nslots = [1]\n"),
+            "lab.toml:2:1: nmae: unknown key (did you mean 'name'?) (expected name, [[machine]])");
+  EXPECT_EQ(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\n[[machines]]\nname = \"b\"\nslots = [1]\n"),
+            "lab.toml:5:3: machines: unknown key (did you mean 'machine'?) (expected name, [[machine]])");
   EXPECT_NE(error_of("name = \"x\"\n[[machine]]\nname = \"a\"\nslots = [1]\n[[machine]]\nname = \"a\"\nslots = [1]\n")
                 .find("listed twice"),
             std::string::npos);
-  EXPECT_NE(error_of("name = = 3").find("lab.toml:1: syntax:"), std::string::npos);
+  EXPECT_NE(error_of("name = = 3").find("lab.toml:1:8: syntax:"), std::string::npos);
   EXPECT_NE(error_of("name = \"x\"\n").find("machine: at least one"), std::string::npos);
 }
 

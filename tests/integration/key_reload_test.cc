@@ -29,12 +29,12 @@ class KeyReload : public ::testing::Test {
 };
 
 TEST_F(KeyReload, SighupEnrollsNewKeysAndRevokesRemovedOnes) {
-  EXPECT_EQ(whoami("mallory"), 69);  // generated but never enrolled
+  EXPECT_EQ(whoami("mallory"), 77);  // generated but never enrolled: "key not enrolled"
   const auto enroll = run_command({std::string(THEMIS_BIN_DIR) + "/themis-coordinator", "-c", cluster_->dir() + "/themis.toml",
                                    "enroll", "mallory", cluster_->key("mallory", false), "--role", "user"});
   ASSERT_EQ(enroll.code, 0) << enroll.out;
   // The file changed, but the running coordinator has not read it yet.
-  EXPECT_EQ(whoami("mallory"), 69);
+  EXPECT_EQ(whoami("mallory"), 77);
   cluster_->signal_coordinator(SIGHUP);
   std::string out;
   ASSERT_TRUE(cluster_->wait_for([&] { return whoami("mallory", &out) == 0; }, 20s))
@@ -54,7 +54,7 @@ TEST_F(KeyReload, SighupEnrollsNewKeysAndRevokesRemovedOnes) {
   std::ofstream(keys_file()) << kept.str();
   ASSERT_EQ(whoami("bob"), 0);  // still the old list
   cluster_->signal_coordinator(SIGHUP);
-  ASSERT_TRUE(cluster_->wait_for([&] { return whoami("bob") == 69; }, 20s)) << read_text(cluster_->coordinator_log());
+  ASSERT_TRUE(cluster_->wait_for([&] { return whoami("bob") == 77; }, 20s)) << read_text(cluster_->coordinator_log());
   EXPECT_EQ(whoami("alice"), 0);
 
   // A broken file is reported and changes nothing: mallory stays in, bob stays out.
@@ -67,7 +67,7 @@ TEST_F(KeyReload, SighupEnrollsNewKeysAndRevokesRemovedOnes) {
   EXPECT_NE(read_text(cluster_->coordinator_log()).find("public key of 'carol' is not 40 characters of Z85"), std::string::npos);
   EXPECT_EQ(cluster_->sql("SELECT count(*) FROM events WHERE kind = 'KeysReloaded'"), reloads);
   EXPECT_EQ(whoami("mallory"), 0);
-  EXPECT_EQ(whoami("bob"), 69);
+  EXPECT_EQ(whoami("bob"), 77);
 }
 
 }  // namespace
