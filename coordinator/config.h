@@ -1,5 +1,6 @@
 #pragma once
 // themis-coordinator settings: the [cluster] and [coordinator] tables of themis.toml (docs/admin.md).
+#include <map>
 #include <string>
 
 #include "coordinator/admission.h"
@@ -40,7 +41,13 @@ struct CoordinatorConfig {
   long long seed = 1;
   RetryPolicy retry;                   // [retry.<failure class>] tables (docs/reliability.md)
   AdmissionConfig admission;           // [admission] table
+  // [users]: enrolled principal -> the Unix account its jobs and launchers run as on the nodelets. A principal
+  // without an entry runs as the account of its own name (docs/admin.md, "Job accounts").
+  std::map<std::string, std::string> users;
 };
+
+// The Unix account the jobs of `principal` run as.
+std::string unix_account(const CoordinatorConfig& config, const std::string& principal);
 
 // The default auction budget: a sixtieth of the lease, within [0.5 s, 10 s].
 double auction_budget_for_lease(double lease_seconds);
