@@ -51,9 +51,9 @@ NodeletConfig load_nodelet_config(const std::string& path) {
       else if (k == "secret_key") {
         c.secret_key = str();
         secret_given = true;
-      } else if (k == "insecure") {
+      } else if (k == "insecure" || k == "allow_root_jobs") {
         if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
-        c.insecure = *node.value<bool>();
+        (k == "insecure" ? c.insecure : c.allow_root_jobs) = *node.value<bool>();
       } else if (k == "grace_period") {
         try {
           c.grace_period_ms = spec::parse_duration_ms(str());
@@ -78,7 +78,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           c.slots.push_back(gpus);
         }
       } else if (k == "http_listen" || k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
-                 k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
+                 k == "preempt_notice" || k == "gpu_job_map_dir") {
         // Documented in ux.md; not used by this version.
       } else {
         throw std::invalid_argument(at(path, node) + field + ": unknown key");
