@@ -176,12 +176,15 @@ int run(const Options& o) {
   const int gpus = o.nodelets * o.gpus_per_nodelet;
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.6f", static_cast<double>(o.active) / gpus);
+  // The bench's users have no Unix accounts: their jobs run as root (docs/admin.md, "Job accounts").
+  std::string users = "\n[users]\n";
+  for (int c = 0; c < o.clients; ++c) users += client_name(c) + " = \"root\"\n";
   bench::write_file(config, "[cluster]\ncoordinator = \"" + endpoint + "\"\ncoordinator_key = \"" + keys +
                                 "/coordinator.key\"\n\n[coordinator]\nlisten = \"" + endpoint + "\"\ndatabase = \"" + db_path +
                                 "\"\nauthorized_keys = \"" + dir + "/authorized_keys\"\nsecret_key = \"" + keys +
                                 "/coordinator.key_secret\"\nheartbeat_interval = \"" + o.heartbeat +
                                 "\"\nheartbeat_lives = 3\nlease_duration = \"" + o.lease + "\"\nround_batch_window = \"" +
-                                o.batch_window + "\"\npolicy = \"themis\"\n\n[admission]\nmax_demand_ratio = " + ratio + "\n");
+                                o.batch_window + "\"\npolicy = \"themis\"\n\n[admission]\nmax_demand_ratio = " + ratio + "\n" + users);
   std::cout << "state in " << dir << ", coordinator on " << endpoint << " (CURVE)\n";
 
   // Keys: the coordinator's, one user key per client, one node key per nodelet, enrolled with the real binaries.
@@ -203,7 +206,7 @@ int run(const Options& o) {
                           "/coordinator.key\"\n\n[nodelet]\nhost = \"" + host + "\"\nrack = \"rack-" +
                           std::to_string(n / o.machines_per_rack) + "\"\naddress = \"127.0.0.1\"\nsecret_key = \"" + keys +
                           "/" + host + ".key_secret\"\nwork_dir = \"" + dir + "/" + host +
-                          "\"\ngrace_period = \"1s\"\nslots = " + bench::slots_toml(o.gpus_per_nodelet) + "\n");
+                          "\"\ngrace_period = \"1s\"\nallow_root_jobs = true\nslots = " + bench::slots_toml(o.gpus_per_nodelet) + "\n");
     nodelets.emplace_back(std::vector<std::string>{o.bin_dir + "/themis-nodelet", "-c", dir + "/" + host + ".toml"},
                           dir + "/" + host + ".log");
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 #include <toml++/toml.h>
@@ -85,7 +86,44 @@ void load_reliability_tables(const std::string& path, const toml::table& root, C
   }
 }
 
+// POSIX portable user names, as useradd accepts them: what a nodelet can look up with getpwnam.
+bool valid_account_name(const std::string& name) {
+  if (name.empty() || name.size() > 32) return false;
+  if (!(std::islower(static_cast<unsigned char>(name[0])) || name[0] == '_')) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const bool last_dollar = c == '$' && i + 1 == name.size();
+    if (!(std::islower(c) || std::isdigit(c) || c == '_' || c == '-' || last_dollar)) return false;
+  }
+  return true;
+}
+
+// [users]: principal = "account".
+void load_users_table(const std::string& path, const toml::table& root, CoordinatorConfig& c) {
+  const auto* node = root.get("users");
+  if (!node) return;
+  const auto* users = node->as_table();
+  if (!users) throw std::invalid_argument(at(path, *node) + "users: must be a table of principal = \"unix account\"");
+  for (const auto& [key, value] : *users) {
+    const std::string field = "users." + std::string(key.str());
+    const auto account = value.value<std::string>();
+    if (!value.is_string() || !account) {
+      throw std::invalid_argument(at(path, value) + field + ": must be a string, the Unix account the principal's jobs run as");
+    }
+    if (!valid_account_name(*account)) {
+      throw std::invalid_argument(at(path, value) + field + ": '" + *account +
+                                  "' is not a Unix user name (lower-case letters, digits, '_' and '-', at most 32)");
+    }
+    c.users[std::string(key.str())] = *account;
+  }
+}
+
 }  // namespace
+
+std::string unix_account(const CoordinatorConfig& config, const std::string& principal) {
+  const auto it = config.users.find(principal);
+  return it == config.users.end() ? principal : it->second;
+}
 
 double auction_budget_for_lease(double lease_seconds) { return std::clamp(lease_seconds / 60.0, 0.5, 10.0); }
 
@@ -99,6 +137,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
   net::check_themis_toml_layout(path, root);
   CoordinatorConfig c;
   load_reliability_tables(path, root, c);
+  load_users_table(path, root, c);
   const auto* table = root["coordinator"].as_table();
   if (!table) return c;
   for (const auto& [key, value] : *table) {

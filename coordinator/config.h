@@ -1,5 +1,6 @@
 #pragma once
 // themis-coordinator settings: the [cluster] and [coordinator] tables of themis.toml (docs/admin.md).
+#include <map>
 #include <string>
 
 #include "coordinator/admission.h"
@@ -48,7 +49,13 @@ struct CoordinatorConfig {
   // An app one of whose jobs is wider than every registered GPU together is refused at submit; false: it
   // is stored and waits "Infeasible" until enough hosts register (docs/admin.md).
   bool reject_infeasible = true;
+  // [users]: enrolled principal -> the Unix account its jobs and launchers run as on the nodelets. A principal
+  // without an entry runs as the account of its own name (docs/admin.md, "Job accounts").
+  std::map<std::string, std::string> users;
 };
+
+// The Unix account the jobs of `principal` run as.
+std::string unix_account(const CoordinatorConfig& config, const std::string& principal);
 
 // The default auction budget: a sixtieth of the lease, within [0.5 s, 10 s].
 double auction_budget_for_lease(double lease_seconds);

@@ -269,7 +269,8 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
   try {
     const auto which = in->which();
     const bool node_message =
-        which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED || which == W::LAUNCHER_EXITED;
+        which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED || which == W::LAUNCHER_EXITED ||
+        which == W::NODELET_STOPPING;
     if (node_message && caller.role != net::Role::kNode && !config_.insecure) {
       throw denied("" + net::body_name(which) + " is for node keys only");
     }
@@ -286,6 +287,7 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
       case W::STOP_JOB: on_stop_job(routing_id, caller, *in); break;
       case W::APP_STATUS: on_app_status(routing_id, caller, *in); break;
       case W::LAUNCHER_EXITED: on_launcher_exited(routing_id, caller, *in); break;
+      case W::NODELET_STOPPING: on_nodelet_stopping(routing_id, caller, *in); break;
       case W::ACK: break;
       case W::ERROR:
         spdlog::warn("error from {}: {}", caller.name, in->envelope().getBody().getError().getMessage().cStr());
@@ -740,6 +742,14 @@ void Coordinator::check_heartbeats(double now) {
     if (now - session.last_heard > limit) down.push_back(host);
   }
   if (down.empty()) return;
+  end_host_sessions(down, now, HostEnd::kMissedHeartbeats);
+}
+
+// A host that went silent and one whose nodelet said it is stopping lose their session the same way: their
+// leases are released and their jobs requeued; only what is recorded and logged tells the two apart.
+void Coordinator::end_host_sessions(const std::vector<std::string>& down, double now, HostEnd how) {
+  const bool stopped = how == HostEnd::kStopped;
+  const std::string missed = "missed " + std::to_string(config_.heartbeat_lives) + " heartbeats";
   // If the transaction fails (disk full) nothing happened: the hosts keep their sessions, no stop goes out.
   std::map<std::string, HostSession> ended;
   struct RestoreOnFailure {
@@ -758,15 +768,16 @@ void Coordinator::check_heartbeats(double now) {
   std::set<std::int64_t> lost_leases;  // apps that held GPUs there: their launchers must learn it
   std::vector<LostRanks> lost_ranks;    // and the ranks they ran there, which will report no exit
   for (const auto& host : down) {
-    spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
+    if (stopped) spdlog::info("host {} stopped (its nodelet shut down); releasing its leases", host);
+    else spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
     auto holders = db_.prepare("SELECT DISTINCT l.app_id FROM leases l JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
                                "WHERE l.state = 'active' AND h.name = ?");
     holders.bind(1, host);
     while (holders.step()) lost_leases.insert(holders.int64(0));
     ended.insert(sessions_.extract(host));
     db_.prepare("UPDATE hosts SET state = 'down' WHERE name = ?").bind(1, host).run();
-    event(now, "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
-          "missed " + std::to_string(config_.heartbeat_lives) + " heartbeats");
+    event(now, stopped ? "HostStopped" : "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
+          stopped ? "its nodelet shut down" : missed);
     auto jobs = db_.prepare("SELECT DISTINCT j.app_id, j.job FROM jobs j, json_each(j.placement) p "
                             "JOIN gpus g ON g.gpu = p.value JOIN hosts h ON h.id = g.host_id "
                             "WHERE h.name = ? AND j.state IN ('STARTING','RUNNING','STOPPING')");
@@ -774,7 +785,7 @@ void Coordinator::check_heartbeats(double now) {
     std::vector<std::pair<std::int64_t, std::int64_t>> hit;
     while (jobs.step()) hit.emplace_back(jobs.int64(0), jobs.int64(1));
     for (const auto& [app, job] : hit) {
-      event(now, "NodeFail", app, job, host, std::nullopt, "host down");
+      event(now, "NodeFail", app, job, host, std::nullopt, stopped ? "host stopped" : "host down");
       auto st = db_.prepare("SELECT state, reason, attempt FROM jobs WHERE app_id = ? AND job = ?");
       st.bind_all(app, job);
       st.step();
@@ -784,11 +795,11 @@ void Coordinator::check_heartbeats(double now) {
         const std::int64_t attempt = st.int64(2);
         if (has_launcher(app)) {
           lost_ranks.push_back(ranks_on_host(app, job, host));
-          lost_ranks.back().why = "host " + host + " was declared down (it missed " +
-                                  std::to_string(config_.heartbeat_lives) + " heartbeats)";
+          lost_ranks.back().why = stopped ? "host " + host + " stopped (its nodelet shut down)"
+                                          : "host " + host + " was declared down (it " + missed + ")";
         }
         stop_job(app, job, now, "NodeFail");
-        after_node_loss(app, job, attempt, "host " + host + " missed " + std::to_string(config_.heartbeat_lives) + " heartbeats",
+        after_node_loss(app, job, attempt, "host " + host + (stopped ? " stopped (its nodelet shut down)" : " " + missed),
                         now);
       }
       // Its ranks on the lost host may still run: that nodelet SIGKILLs them by a deadline it derives from
@@ -799,9 +810,9 @@ void Coordinator::check_heartbeats(double now) {
       finish_app_if_done(app, now);
     }
     // Leases of STARTING jobs not yet launched, or any left over, go too.
-    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'host down' "
+    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
                 "WHERE state = 'active' AND gpu IN (SELECT g.gpu FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.name = ?)")
-        .bind_all(now, host)
+        .bind_all(now, std::string(stopped ? "host stopped" : "host down"), host)
         .run();
   }
   tx.commit();
@@ -813,7 +824,22 @@ void Coordinator::check_heartbeats(double now) {
   for (const auto app : lost_leases) send_grant(app, 0);
   for (const auto& lost : lost_ranks) forward_lost_ranks(lost);
   flush_outbox();
-  trigger("host down");
+  trigger(stopped ? "host stopped" : "host down");
+}
+
+void Coordinator::on_nodelet_stopping(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  const std::string host = host_of_routing(routing_id);
+  net::OutMessage ack(in.request_id());
+  if (host.empty() || (!config_.insecure && host != caller.name)) {
+    ack.body().initAck().setMessage("no session for this connection");
+    reply(routing_id, ack);
+    return;
+  }
+  const std::string reason = in.envelope().getBody().getNodeletStopping().getReason();
+  spdlog::info("host {} says its nodelet is stopping{}", host, reason.empty() ? "" : " (" + reason + ")");
+  end_host_sessions({host}, unix_now(), HostEnd::kStopped);
+  ack.body().initAck().setMessage("host stopped");
+  reply(routing_id, ack);
 }
 
 // New connections are checked against the new list; established ones keep the identity they had.

@@ -120,6 +120,7 @@ class Coordinator {
   // for apps whose spec has a [scheduler] table, restarted with back-off when they die.
   void supervise_launchers(double now);
   void on_launcher_exited(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  void on_nodelet_stopping(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void reconcile_launchers(const std::string& host, capnp::List<wire::RunningLauncher>::Reader running, double now);
   enum class LauncherMode { kNone, kForeground, kManaged };  // from the spec's [scheduler] table
   LauncherMode launcher_mode(std::int64_t app);
@@ -131,6 +132,8 @@ class Coordinator {
   void reconcile_host(const std::string& host, capnp::List<wire::RunningWorker>::Reader running, double now);
 
   void check_heartbeats(double now);
+  enum class HostEnd { kMissedHeartbeats, kStopped };
+  void end_host_sessions(const std::vector<std::string>& hosts, double now, HostEnd how);
   // Rounds (round.cc, docs/planner.md): read a snapshot, plan it with the round planner, apply the plan.
   void run_round(double now);
   // What a round is planned on, read from the store and the launchers' reports; it owns what the

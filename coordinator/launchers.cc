@@ -477,6 +477,7 @@ void Coordinator::start_launcher(std::int64_t app, double now) {
   start.setGeneration(launcher.generation);
   start.setPublicKey(keys.public_key);
   start.setSecretKey(keys.secret_key);
+  start.setAccount(unix_account(config_, launcher.owner));
   outbox_.push_back({host, std::move(message)});
   event(now, "LauncherStarted", app, std::nullopt, host, std::nullopt,
         json({{"generation", launcher.generation}, {"public_key", keys.public_key}}).dump());

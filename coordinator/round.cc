@@ -294,7 +294,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
 // without a lease (a host back from a partition before it fenced: their job's placement is gone).
 void Coordinator::launch_ready_jobs() {
   auto jobs = db_.prepare(
-      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms "
+      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms, a.owner "
       "FROM jobs j JOIN apps a ON a.id = j.app_id WHERE j.state = 'STARTING' ORDER BY j.app_id, j.job");
   struct Rank {
     std::string host;
@@ -361,6 +361,7 @@ void Coordinator::launch_ready_jobs() {
       launch.setWorkdir(jobs.text(6));
       launch.setCheckpointDir(spec::expand_placeholders(jobs.text(8), app, static_cast<int>(job), hparams));
       launch.setGraceMs(static_cast<std::uint32_t>(jobs.int64(9)));
+      launch.setAccount(unix_account(config_, jobs.text(10)));
       send_to_host(ranks[r].host, out);
     }
     launched_.insert(key);

@@ -82,6 +82,7 @@ std::string body_name(wire::Envelope::Body::Which which) {
     case W::START_LAUNCHER: return "startLauncher";
     case W::STOP_LAUNCHER: return "stopLauncher";
     case W::LAUNCHER_EXITED: return "launcherExited";
+    case W::NODELET_STOPPING: return "nodeletStopping";
   }
   return "unknown(" + std::to_string(static_cast<int>(which)) + ")";
 }

@@ -64,14 +64,7 @@ void check_themis_toml_layout(const std::string& path, const toml::table& root) 
       }
     }
   }
-  if (const auto* users = root["users"].as_table()) {
-    for (const auto& [key, value] : *users) {
-      if (!value.is_string() || value.value<std::string>()->empty()) {
-        throw std::invalid_argument(toml_position(path, value.source()) + "users." + std::string(key.str()) +
-                                    ": must be a Unix account name (a non-empty string)");
-      }
-    }
-  }
+  // [users] is the coordinator's, checked where it is read (coordinator/config.cc, load_users_table).
   if (const auto* cli = root["cli"].as_table()) reject_unknown_keys(path, *cli, "cli", {"output"});
 }
 

@@ -57,9 +57,9 @@ NodeletConfig load_nodelet_config(const std::string& path) {
       else if (k == "secret_key") {
         c.secret_key = str();
         secret_given = true;
-      } else if (k == "insecure") {
+      } else if (k == "insecure" || k == "allow_root_jobs") {
         if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
-        c.insecure = *node.value<bool>();
+        (k == "insecure" ? c.insecure : c.allow_root_jobs) = *node.value<bool>();
       } else if (k == "grace_period") {
         try {
           c.grace_period_ms = spec::parse_duration_ms(str());
@@ -91,7 +91,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           throw std::invalid_argument(at(path, node) + e.what());
         }
       } else if (k == "master_port_range" || k == "job_log_dir" || k == "log_retention" ||
-                 k == "preempt_notice" || k == "allow_root_jobs" || k == "gpu_job_map_dir") {
+                 k == "preempt_notice" || k == "gpu_job_map_dir") {
         // Reserved for later versions; accepted, unused.
       } else {
         net::throw_unknown_key(path, key, "nodelet", nodelet_keys());

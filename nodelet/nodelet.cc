@@ -4,16 +4,19 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <iterator>
+#include <sstream>
 
 #include "net/fencing.h"
 #include "nodelet/nodelet_metrics.h"
@@ -23,28 +26,42 @@
 namespace themis::nodelet {
 
 namespace {
-// In a freshly forked child: its own process group (so a stop reaches all it starts), killed with the
-// nodelet, stdout and stderr appended to `log_path`, and no systemd notify socket inherited.
-void detach_child(pid_t parent, const std::string& log_path) {
+// Exit status of a job or launcher the nodelet would not start as asked (its account, its directories):
+// EX_CONFIG, which the coordinator classes as a user error with the message as its reason.
+constexpr int kRefusedExit = 78;
+
+// In a freshly forked child: its own process group (so a stop reaches all it starts), stdout and stderr to
+// `log_fd`, the job's account, and death with the nodelet. Exits kRefusedExit when the account cannot be
+// taken on.
+void detach_child(pid_t parent, int log_fd, const JobAccount& account) {
   ::setpgid(0, 0);
+  if (log_fd >= 0) {
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+  }
+  if (const char* failed = become(account)) {
+    std::fprintf(stderr, "themis-nodelet: cannot run as %s: %s: %s\n", account.name.c_str(), failed, std::strerror(errno));
+    ::_exit(kRefusedExit);
+  }
+  // After become(): a change of credentials clears the parent-death signal.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);
-  const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0640);
-  if (fd >= 0) {
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::close(fd);
-  }
-  ::unsetenv("NOTIFY_SOCKET");
 }
 
-// In the child, last: runs `argv_storage`, or says why not and exits 127.
-[[noreturn]] void exec_or_exit(std::vector<std::string>& argv_storage) {
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
-  std::fprintf(stderr, "themis-nodelet: cannot execute %s\n", argv[0]);
+// argv or an environment as execve takes it; the strings must outlive it. Built before fork: the child of a
+// threaded process must not allocate.
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the child, last: runs `argv` with exactly `envp` (PATH searched in it), or says why not and exits 127.
+[[noreturn]] void exec_or_exit(char* const* argv, char** envp) {
+  environ = envp;
+  ::execvp(argv[0], argv);
+  std::fprintf(stderr, "themis-nodelet: cannot execute %s: %s\n", argv[0], std::strerror(errno));
   ::_exit(127);
 }
 
@@ -91,8 +108,19 @@ std::vector<pid_t> processes_with_environment(const std::string& entry) {
   return found;
 }
 
-std::string log_tail(const std::string& path, std::size_t lines = 20) {
-  std::ifstream in(path);
+// The last lines of the log open at `fd` (read from its end; the file's path is in a directory the job's
+// account owns and may have been changed since).
+std::string log_tail(int fd, std::size_t lines = 20) {
+  if (fd < 0) return {};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  constexpr off_t kTailBytes = 64 * 1024;
+  const off_t from = st.st_size > kTailBytes ? st.st_size - kTailBytes : 0;
+  std::string text(static_cast<std::size_t>(st.st_size - from), '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), from);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (from > 0) text.erase(0, text.find('\n') == std::string::npos ? 0 : text.find('\n') + 1);  // a partial line
+  std::istringstream in(text);
   std::deque<std::string> last;
   std::string line;
   while (std::getline(in, line)) {
@@ -106,7 +134,11 @@ std::string log_tail(const std::string& path, std::size_t lines = 20) {
 }  // namespace
 
 Nodelet::Nodelet(const NodeletConfig& config)
-    : config_(config), context_(1), dealer_(context_, zmq::socket_type::dealer) {
+    : config_(config),
+      context_(1),
+      dealer_(context_, zmq::socket_type::dealer),
+      monitor_(context_, zmq::socket_type::pair),
+      switch_users_(switches_users(config.insecure)) {
   if (config_.insecure) {
     if (!net::is_loopback_endpoint(config_.coordinator)) {
       throw std::invalid_argument("nodelet.insecure: refusing to connect to " + config_.coordinator + " without CURVE");
@@ -119,16 +151,35 @@ Nodelet::Nodelet(const NodeletConfig& config)
     net::make_curve_client(dealer_, own, server.public_key);
   }
   dealer_.set(zmq::sockopt::linger, 0);
+  // Before connect, so that the first failed attempt is seen too.
+  constexpr int kEvents = ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                          ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                          ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED;
+  const std::string monitor_endpoint = "inproc://nodelet-monitor";
+  if (zmq_socket_monitor(dealer_.handle(), monitor_endpoint.c_str(), kEvents) != 0) {
+    throw std::runtime_error("cannot monitor the coordinator connection: " + std::string(zmq_strerror(zmq_errno())));
+  }
+  monitor_.set(zmq::sockopt::linger, 0);
+  monitor_.connect(monitor_endpoint);
   dealer_.connect(config_.coordinator);
-  std::filesystem::create_directories(config_.work_dir);
+  std::filesystem::create_directories(std::filesystem::path(config_.work_dir) / "jobs");
   answered_at_ = now_s();
   nodelet_metrics::declare(metrics_);
   std::size_t gpus = 0;
   for (const auto& slot : config_.slots) gpus += slot.size();
   metrics_.set(nodelet_metrics::kGpus, static_cast<double>(gpus));
+  if (switch_users_) {
+    spdlog::info("jobs run as their app owner's Unix account{}", config_.allow_root_jobs ? " (root allowed)" : "");
+  } else {
+    spdlog::warn("jobs run as this nodelet's own user (uid {}): {}", ::geteuid(),
+                 config_.insecure ? "insecure mode does not switch users" : "only a nodelet running as root can switch");
+  }
 }
 
-Nodelet::~Nodelet() { stop_all_and_wait(); }
+Nodelet::~Nodelet() {
+  stop_all_and_wait();
+  zmq_socket_monitor(dealer_.handle(), nullptr, 0);
+}
 
 void Nodelet::send(net::OutMessage& message) {
   auto frame = message.to_frame();
@@ -187,15 +238,18 @@ void Nodelet::send_heartbeat() {
 void Nodelet::run() {
   stop_orphans_of_earlier_run();
   send_register();
-  net::sd_notify("READY=1\nSTATUS=connecting to " + config_.coordinator);
+  // READY=1 only once registered (see Registered below): until then the service is not up.
+  net::sd_notify("STATUS=connecting to " + config_.coordinator);
   while (!stop_) {
-    zmq::pollitem_t item{dealer_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t items[] = {{dealer_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
+    auto& item = items[0];
     try {
-      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+      zmq::poll(items, 2, std::chrono::milliseconds(20));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;  // a signal: the loop condition decides
       throw;
     }
+    if (items[1].revents & ZMQ_POLLIN) read_monitor_events();
     while (item.revents & ZMQ_POLLIN) {
       zmq::message_t frame;
       if (!dealer_.recv(frame, zmq::recv_flags::dontwait)) break;
@@ -219,6 +273,7 @@ void Nodelet::run() {
     }
   }
   spdlog::info("nodelet stopping: stopping {} workers", workers_.size());
+  announce_stop();
   stop_all_and_wait();
 }
 
@@ -228,6 +283,72 @@ void Nodelet::publish_metrics(double now) {
   metrics_.set(nodelet_metrics::kConnected, registered_ && now - answered_at_ < down_bound_s() ? 1 : 0);
   metrics_.set(nodelet_metrics::kFenced, fenced_ ? 1 : 0);
   metrics_.set(nodelet_metrics::kAnswerAge, now - answered_at_);
+}
+
+void Nodelet::announce_stop() {
+  if (!registered_) return;  // no session to end
+  const std::uint64_t id = request_id_++;
+  net::OutMessage out(id);
+  out.body().initNodeletStopping().setReason("the nodelet was asked to stop");
+  send(out);
+  // Its answer, for at most a second: an unanswered stop leaves the coordinator to notice the silence.
+  const double give_up = now_s() + 1.0;
+  while (now_s() < give_up) {
+    zmq::pollitem_t item{dealer_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, std::chrono::milliseconds(20));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      throw;
+    }
+    zmq::message_t frame;
+    while ((item.revents & ZMQ_POLLIN) && dealer_.recv(frame, zmq::recv_flags::dontwait)) {
+      wire::ErrorCode code{};
+      std::string error;
+      auto in = net::InMessage::parse(frame, &code, &error);
+      if (in && in->request_id() == id && in->which() == wire::Envelope::Body::Which::ACK) {
+        stop_announced_ = true;
+        spdlog::info("the coordinator recorded this host as stopped");
+        return;
+      }
+    }
+  }
+  spdlog::warn("the coordinator did not answer the stop notice within 1 s; it will find this host silent");
+}
+
+void Nodelet::read_monitor_events() {
+  while (true) {
+    zmq::message_t event, endpoint;
+    if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+    if (!event.more() || !monitor_.recv(endpoint, zmq::recv_flags::dontwait)) return;
+    if (event.size() < 6) continue;
+    std::uint16_t id = 0;
+    std::uint32_t value = 0;
+    std::memcpy(&id, event.data(), sizeof(id));
+    std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(id), sizeof(value));
+    const std::string where = endpoint.to_string();
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      if (connect_failures_ > 0) {
+        spdlog::info("connected to the coordinator at {} after {} failed attempts", where, connect_failures_);
+      }
+      connect_failures_ = 0;
+      next_failure_log_ = 0;
+      continue;
+    }
+    std::string what;
+    if (id == ZMQ_EVENT_CONNECT_RETRIED) what = "cannot connect (nothing answers there; retrying in " + std::to_string(value) + " ms)";
+    else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) what = "CURVE handshake refused (is this host's key enrolled?), ZAP status " + std::to_string(value);
+    else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) what = "handshake failed: protocol error " + std::to_string(value) + " (wrong cluster.coordinator_key?)";
+    else if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) what = "handshake failed: " + std::string(zmq_strerror(static_cast<int>(value)));
+    else if (id == ZMQ_EVENT_DISCONNECTED) what = "connection lost";
+    else continue;
+    ++connect_failures_;
+    // The first failure, then one line every 10 s: ZeroMQ retries every 100 ms.
+    const double now = now_s();
+    if (now < next_failure_log_) continue;
+    next_failure_log_ = now + 10.0;
+    spdlog::warn("coordinator at {}: {} ({} failed attempts since the last connection)", where, what, connect_failures_);
+  }
 }
 
 void Nodelet::handle(const zmq::message_t& frame) {
@@ -262,6 +383,10 @@ void Nodelet::handle(const zmq::message_t& frame) {
         heartbeat_interval_ms_ = body.getRegistered().getHeartbeatIntervalMs();
         spdlog::info("registered as {} (first GPU {}, heartbeat every {} ms)", config_.host,
                      body.getRegistered().getFirstGpu(), heartbeat_interval_ms_);
+        if (!ready_notified_) {
+          net::sd_notify("READY=1\nSTATUS=registered with " + config_.coordinator);
+          ready_notified_ = true;
+        }
         break;
       }
       case W::HEARTBEAT_ACK:
@@ -313,10 +438,31 @@ void Nodelet::launch(wire::Launch::Reader launch) {
     return;
   }
   const std::string job_id = std::to_string(launch.getApp()) + "_" + std::to_string(launch.getJob());
-  const auto dir = std::filesystem::path(config_.work_dir) / "jobs" / std::to_string(launch.getApp()) /
-                   std::to_string(launch.getJob()) / ("attempt-" + std::to_string(launch.getAttempt()));
-  std::filesystem::create_directories(dir);
-  const std::string log_path = (dir / ("rank-" + std::to_string(launch.getRank()) + ".log")).string();
+  JobAccount account;
+  int log_fd = -1;
+  const std::string log_name = "rank-" + std::to_string(launch.getRank()) + ".log";
+  const std::string log_path = config_.work_dir + "/jobs/" + std::to_string(launch.getApp()) + "/" +
+                               std::to_string(launch.getJob()) + "/attempt-" + std::to_string(launch.getAttempt()) +
+                               "/" + log_name;
+  try {
+    account = resolve_job_account(launch.getAccount(), switch_users_, config_.allow_root_jobs, config_.host);
+    // Its log directory is the account's own (0700): other users' jobs on this host cannot read it.
+    const int dir_fd = open_private_directory(
+        config_.work_dir + "/jobs",
+        {std::to_string(launch.getApp()), std::to_string(launch.getJob()), "attempt-" + std::to_string(launch.getAttempt())},
+        account);
+    try {
+      log_fd = open_private_file(dir_fd, log_name, account);
+    } catch (...) {
+      ::close(dir_fd);
+      throw;
+    }
+    ::close(dir_fd);
+  } catch (const std::runtime_error& e) {
+    spdlog::warn("{} attempt {} rank {} refused: {}", job_id, launch.getAttempt(), launch.getRank(), e.what());
+    report_exit(key, {kRefusedExit, 0, std::string(e.what()) + "\n"});
+    return;
+  }
   std::string devices;
   for (const auto d : launch.getDevices()) devices += (devices.empty() ? "" : ",") + std::to_string(d);
   const std::string rendezvous = launch.getRendezvous();
@@ -343,28 +489,43 @@ void Nodelet::launch(wire::Launch::Reader launch) {
   for (const auto v : launch.getEnv()) env.emplace_back(v.getName(), v.getValue());
   std::vector<std::string> argv_storage;
   for (const auto part : launch.getCommand()) argv_storage.emplace_back(part);
-  if (argv_storage.empty()) return;
+  if (argv_storage.empty()) {
+    ::close(log_fd);
+    return;
+  }
+  auto env_storage = job_environment(environ, account, env);
+  const auto argv = pointers(argv_storage);
+  auto envp = pointers(env_storage);
   const std::string workdir = launch.getWorkdir();
+  std::string checkpoint_dir = launch.getCheckpointDir();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    ::close(log_fd);
     report_exit(key, {127, 0, "fork failed"});
     return;
   }
   if (pid == 0) {
-    detach_child(parent, log_path);  // workers die with the nodelet
-    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+    detach_child(parent, log_fd, account);  // workers die with the nodelet
     if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
-      std::fprintf(stderr, "themis-nodelet: cannot chdir to %s\n", workdir.c_str());
+      std::fprintf(stderr, "themis-nodelet: cannot chdir to %s as %s: %s\n", workdir.c_str(), account.name.c_str(),
+                   std::strerror(errno));
       ::_exit(127);
     }
-    exec_or_exit(argv_storage);
+    // Created by the job's own account, 0700: no other user reads its checkpoints, and the nodelet never
+    // creates files as root in a path a user chose.
+    if (!checkpoint_dir.empty() && !make_directories(checkpoint_dir.data())) {
+      std::fprintf(stderr, "themis-nodelet: cannot create checkpoint directory %s as %s: %s\n", checkpoint_dir.c_str(),
+                   account.name.c_str(), std::strerror(errno));
+      ::_exit(kRefusedExit);
+    }
+    exec_or_exit(argv.data(), envp.data());
   }
   ::setpgid(pid, pid);
-  workers_[key] = {pid, log_path, 0, launch.getGraceMs() > 0 ? launch.getGraceMs()
-                                                             : static_cast<std::uint32_t>(config_.grace_period_ms)};
-  spdlog::info("started {} attempt {} rank {}/{} pid {} devices {}", job_id, launch.getAttempt(), launch.getRank(),
-               launch.getWorldSize(), pid, devices);
+  workers_[key] = {pid, log_fd, 0, launch.getGraceMs() > 0 ? launch.getGraceMs()
+                                                           : static_cast<std::uint32_t>(config_.grace_period_ms)};
+  spdlog::info("started {} attempt {} rank {}/{} pid {} devices {} as {}, log {}", job_id, launch.getAttempt(),
+               launch.getRank(), launch.getWorldSize(), pid, devices, account.name, log_path);
 }
 
 void Nodelet::stop(std::int64_t app, std::int64_t job, std::uint32_t attempt, std::uint32_t grace_ms) {
@@ -403,16 +564,9 @@ void Nodelet::reap() {
     for (auto it = launchers_.begin(); it != launchers_.end(); ++it) {
       if (it->second.pid != pid) continue;
       ::kill(-pid, SIGKILL);
-      net::OutMessage out(request_id_++);
-      auto e = out.body().initLauncherExited();
-      e.setApp(it->first);
-      e.setGeneration(it->second.generation);
-      e.setExitCode(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-      e.setSignal(WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-      e.setLogTail(log_tail(it->second.log_path));
-      send(out);
-      spdlog::info("launcher of app {} (generation {}) exited: code {} signal {}", it->first, it->second.generation,
-                   e.getExitCode(), e.getSignal());
+      report_launcher_exit(it->first, it->second.generation, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                           WIFSIGNALED(status) ? WTERMSIG(status) : 0, log_tail(it->second.log_fd));
+      ::close(it->second.log_fd);
       std::error_code ignored;
       std::filesystem::remove_all(it->second.key_dir, ignored);
       launchers_.erase(it);
@@ -424,7 +578,8 @@ void Nodelet::reap() {
       Exit exit;
       exit.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
       exit.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      exit.tail = log_tail(it->second.log_path);
+      exit.tail = log_tail(it->second.log_fd);
+      ::close(it->second.log_fd);
       const Key key = it->first;
       workers_.erase(it);
       finished_[key] = exit;
@@ -434,7 +589,26 @@ void Nodelet::reap() {
   }
 }
 
+void Nodelet::report_launcher_exit(std::int64_t app, std::uint32_t generation, int code, int signal,
+                                   const std::string& tail) {
+  spdlog::info("launcher of app {} (generation {}) exited: code {} signal {}", app, generation, code, signal);
+  if (stop_announced_) return;  // the coordinator ended this host's session and counts its launchers lost
+  net::OutMessage out(request_id_++);
+  auto e = out.body().initLauncherExited();
+  e.setApp(app);
+  e.setGeneration(generation);
+  e.setExitCode(code);
+  e.setSignal(signal);
+  e.setLogTail(tail);
+  send(out);
+}
+
 void Nodelet::report_exit(const Key& key, const Exit& exit) {
+  spdlog::info("{}_{} attempt {} rank {} exited: code {} signal {}", std::get<0>(key), std::get<1>(key),
+               std::get<2>(key), std::get<3>(key), exit.code, exit.signal);
+  // After a clean stop the coordinator has requeued this host's jobs already (as lost ranks): a second
+  // report of the same ranks would only reach their launchers twice.
+  if (stop_announced_) return;
   net::OutMessage out(request_id_++);
   auto e = out.body().initExited();
   e.setApp(std::get<0>(key));
@@ -445,8 +619,6 @@ void Nodelet::report_exit(const Key& key, const Exit& exit) {
   e.setSignal(exit.signal);
   e.setLogTail(exit.tail);
   send(out);
-  spdlog::info("{}_{} attempt {} rank {} exited: code {} signal {}", std::get<0>(key), std::get<1>(key),
-               std::get<2>(key), std::get<3>(key), exit.code, exit.signal);
 }
 
 double Nodelet::down_bound_s() const { return net::down_bound_s(heartbeat_interval_ms_, lives_); }
@@ -535,11 +707,23 @@ void Nodelet::start_launcher(wire::StartLauncher::Reader start) {
     if (it->second.generation == generation) return;  // a repeated order
     ::kill(-it->second.pid, SIGKILL);                  // an older generation: the coordinator replaced it
   }
+  const auto refuse = [&](const std::string& why) {
+    spdlog::warn("start of the launcher of app {} (generation {}) refused: {}", app, generation, why);
+    report_launcher_exit(app, generation, kRefusedExit, 0, why + "\n");
+  };
+  JobAccount account;
+  try {
+    account = resolve_job_account(start.getAccount(), switch_users_, config_.allow_root_jobs, config_.host);
+  } catch (const AccountRefused& e) {
+    refuse(e.what());
+    return;
+  }
+  // launchers/<app> stays the nodelet's: it writes the key below as root, where no user can swap a link in.
   const auto dir = std::filesystem::path(config_.work_dir) / "launchers" / std::to_string(app);
   const auto key_dir = dir / ("generation-" + std::to_string(generation));
   std::filesystem::create_directories(key_dir);
   std::filesystem::permissions(key_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
-  const std::string log_path = (dir / ("launcher-" + std::to_string(generation) + ".log")).string();
+  const std::string log_name = "launcher-" + std::to_string(generation) + ".log";
   std::vector<std::string> argv_storage = {config_.launcher_command, "--coordinator", config_.coordinator, "--app",
                                            std::to_string(app), "--generation", std::to_string(generation)};
   if (config_.insecure) {
@@ -555,19 +739,47 @@ void Nodelet::start_launcher(wire::StartLauncher::Reader start) {
                                              config_.coordinator_key, "--reports", "tcp://*:*", "--report-address",
                                              config_.address});
   }
+  int log_fd = -1;
+  try {
+    if (account.switch_user) {
+      std::error_code error;
+      for (const auto& path : {key_dir, key_dir / "launcher.key", key_dir / "launcher.key_secret"}) {
+        if (std::filesystem::exists(path, error) && ::lchown(path.c_str(), account.uid, account.gid) != 0) {
+          throw std::runtime_error("cannot hand " + path.string() + " to " + account.name + ": " + std::strerror(errno));
+        }
+      }
+    }
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) throw std::runtime_error("cannot open " + dir.string() + ": " + std::strerror(errno));
+    try {
+      log_fd = open_private_file(dir_fd, log_name, account);
+    } catch (...) {
+      ::close(dir_fd);
+      throw;
+    }
+    ::close(dir_fd);
+  } catch (const std::runtime_error& e) {
+    refuse(e.what());
+    return;
+  }
+  auto env_storage = job_environment(environ, account, {});
+  const auto argv = pointers(argv_storage);
+  auto envp = pointers(env_storage);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    ::close(log_fd);
     spdlog::error("cannot start the launcher of app {}: fork failed", app);
     return;
   }
   if (pid == 0) {
-    detach_child(parent, log_path);  // the coordinator starts it elsewhere if this host goes
-    exec_or_exit(argv_storage);
+    detach_child(parent, log_fd, account);  // the coordinator starts it elsewhere if this host goes
+    exec_or_exit(argv.data(), envp.data());
   }
   ::setpgid(pid, pid);
-  launchers_[app] = {generation, pid, log_path, key_dir.string(), 0};
-  spdlog::info("started the launcher of app {} (generation {}) pid {}, log {}", app, generation, pid, log_path);
+  launchers_[app] = {generation, pid, log_fd, key_dir.string(), 0};
+  spdlog::info("started the launcher of app {} (generation {}) pid {} as {}, log {}", app, generation, pid,
+               account.name, (dir / log_name).string());
 }
 
 void Nodelet::stop_launcher(std::int64_t app, std::uint32_t generation, std::uint32_t grace_ms) {

@@ -13,6 +13,7 @@
 #include "net/curve_keys.h"
 #include "net/envelope.h"
 #include "web/metrics_registry.h"
+#include "nodelet/job_account.h"
 
 namespace themis::nodelet {
 
@@ -32,6 +33,8 @@ struct NodeletConfig {
   // themis-launch for the launchers the coordinator starts here; default: next to this executable,
   // else found on PATH.
   std::string launcher_command;
+  // Jobs and launchers whose account is uid 0 run only when true (docs/admin.md, "Job accounts").
+  bool allow_root_jobs = false;
 };
 
 // Throws std::invalid_argument "file:line:column: nodelet.key: reason".
@@ -56,7 +59,7 @@ class Nodelet {
   using Key = std::tuple<std::int64_t, std::int64_t, std::uint32_t, std::uint32_t>;  // app, job, attempt, rank
   struct Worker {
     pid_t pid = 0;
-    std::string log_path;
+    int log_fd = -1;  // its log, kept open: the tail is read from it, not from a path the job's account owns
     double kill_at = 0;  // SIGKILL deadline once stopping; 0 while running
     std::uint32_t grace_ms = 0;  // the app's grace period, from its Launch order
   };
@@ -76,6 +79,11 @@ class Nodelet {
   void reap();
   void enforce_deadlines();
   void report_exit(const Key& key, const Exit& exit);
+  void report_launcher_exit(std::int64_t app, std::uint32_t generation, int code, int signal, const std::string& tail);
+  // A clean stop: tells the coordinator (NodeletStopping) and waits briefly for its answer.
+  void announce_stop();
+  // Connection failures to the coordinator, from a ZeroMQ monitor on the DEALER.
+  void read_monitor_events();
   void stop_all_and_wait();
   // Self-fencing (docs/reliability.md, "Fault matrix: nodes, partitions, workers").
   double down_bound_s() const;
@@ -89,7 +97,7 @@ class Nodelet {
   struct Launcher {
     std::uint32_t generation = 0;
     pid_t pid = 0;
-    std::string log_path;
+    int log_fd = -1;
     std::string key_dir;  // its certificate, removed when it exits
     double kill_at = 0;
   };
@@ -98,6 +106,12 @@ class Nodelet {
   NodeletConfig config_;
   zmq::context_t context_;
   zmq::socket_t dealer_;
+  zmq::socket_t monitor_;        // PAIR: the DEALER's connection events
+  bool switch_users_ = false;    // jobs take on their app owner's account (root, not insecure)
+  bool ready_notified_ = false;  // READY=1 sent to systemd, after the first registration
+  bool stop_announced_ = false;  // the coordinator has ended this host's session: exits are not reported
+  std::uint64_t connect_failures_ = 0;  // since the last successful handshake
+  double next_failure_log_ = 0;
   std::map<Key, Worker> workers_;
   std::map<Key, Exit> finished_;
   std::atomic<bool> stop_{false};

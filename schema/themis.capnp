@@ -35,6 +35,7 @@ struct Envelope {
     startLauncher @24 :StartLauncher;
     stopLauncher @25 :StopLauncher;
     launcherExited @26 :LauncherExited;
+    nodeletStopping @27 :NodeletStopping;
   }
 }
 
@@ -125,6 +126,8 @@ struct Launch {
   workdir @9 :Text;
   checkpointDir @10 :Text;
   graceMs @11 :UInt32;
+  account @12 :Text;                 # Unix account the rank runs as: the app owner's, from the coordinator's
+                                     # [users] table (docs/admin.md); a root nodelet refuses an empty one
 }
 
 # coordinator -> nodelet: stop every rank of (app, job, attempt) here: SIGTERM, grace, SIGKILL.
@@ -310,6 +313,7 @@ struct StartLauncher {
   generation @1 :UInt32;             # increases with every start of the app's launcher
   publicKey @2 :Text;
   secretKey @3 :Text;
+  account @4 :Text;                  # Unix account the launcher runs as (as Launch.account)
 }
 
 # coordinator -> nodelet: stop that launcher (SIGTERM, then SIGKILL after graceMs).
@@ -326,4 +330,10 @@ struct LauncherExited {
   exitCode @2 :Int32;                # -1 when killed by a signal
   signal @3 :Int32;
   logTail @4 :Text;
+}
+
+# nodelet -> coordinator: the nodelet is shutting down cleanly (SIGTERM, systemctl stop). The coordinator ends
+# its session at once, as for a lost host, and records HostStopped instead of HostDown. Answered with an Ack.
+struct NodeletStopping {
+  reason @0 :Text;
 }

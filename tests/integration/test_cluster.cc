@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -59,6 +60,12 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
   if (coordinator_settings.find("probe_duration") == std::string::npos) config << "probe_duration = \"0s\"\n";
   if (coordinator_settings.find("heartbeat_lives") == std::string::npos) config << "heartbeat_lives = " << kHeartbeatLives << "\n";
   config << coordinator_settings;
+  // Jobs run as their owner's Unix account when the nodelet is root (CI); these test principals have none,
+  // so their jobs run as root as they would without switching (the nodelets allow it, below). The tests of
+  // job accounts write a [users] table of their own.
+  if (coordinator_settings.find("[users]") == std::string::npos) {
+    config << "\n[users]\nalice = \"root\"\nbob = \"root\"\nroot = \"root\"\n";
+  }
   write_file("themis.toml", config.str());
   for (const auto& [name, role] : principals) {
     auto r = run_command({kBin + "/themisctl", "keygen", name, "--dir", keys});
@@ -68,20 +75,27 @@ TestCluster::TestCluster(std::vector<NodeSpec> nodes, const std::string& lease_d
                      keys + "/" + name + ".key", "--role", role});
     if (r.code != 0) throw std::runtime_error("enroll failed: " + r.out);
   }
-  for (const auto& n : nodes_) {
-    std::ostringstream node;
-    node << "[cluster]\ncoordinator = \"" << endpoint_ << "\"\ncoordinator_key = \"" << keys << "/coordinator.key\"\n\n"
-         << "[nodelet]\nhost = \"" << n.host << "\"\nrack = \"" << n.rack << "\"\naddress = \"127.0.0.1\"\n"
-         << "secret_key = \"" << keys << "/" << n.host << ".key_secret\"\nwork_dir = \"" << dir_.file(n.host) << "\"\n"
-         << "grace_period = \"2s\"\nslots = [";
-    for (std::size_t s = 0; s < n.slots.size(); ++s) {
-      node << (s ? ", " : "") << "[";
-      for (std::size_t g = 0; g < n.slots[s].size(); ++g) node << (g ? ", " : "") << n.slots[s][g];
-      node << "]";
-    }
-    node << "]\n";
-    write_file(n.host + ".toml", node.str());
+  for (const auto& n : nodes_) set_node_settings(n.host, "");
+}
+
+void TestCluster::set_node_settings(const std::string& host, const std::string& settings) {
+  const auto n = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeSpec& spec) { return spec.host == host; });
+  if (n == nodes_.end()) throw std::invalid_argument("no node " + host + " in this cluster");
+  const std::string keys = dir_.file("keys");
+  std::ostringstream node;
+  node << "[cluster]\ncoordinator = \"" << endpoint_ << "\"\ncoordinator_key = \"" << keys << "/coordinator.key\"\n\n"
+       << "[nodelet]\nhost = \"" << n->host << "\"\nrack = \"" << n->rack << "\"\naddress = \"127.0.0.1\"\n"
+       << "secret_key = \"" << keys << "/" << n->host << ".key_secret\"\nwork_dir = \"" << dir_.file(n->host) << "\"\n"
+       << "grace_period = \"2s\"\nslots = [";
+  for (std::size_t s = 0; s < n->slots.size(); ++s) {
+    node << (s ? ", " : "") << "[";
+    for (std::size_t g = 0; g < n->slots[s].size(); ++g) node << (g ? ", " : "") << n->slots[s][g];
+    node << "]";
   }
+  node << "]\n";
+  if (settings.find("allow_root_jobs") == std::string::npos) node << "allow_root_jobs = true\n";  // see [users] above
+  node << settings;
+  write_file(n->host + ".toml", node.str());
 }
 
 TestCluster::~TestCluster() {
@@ -110,11 +124,13 @@ void TestCluster::kill_coordinator(int sig) { coordinator_.kill_and_wait(sig); }
 
 void TestCluster::signal_coordinator(int sig) { coordinator_.signal(sig); }
 
-void TestCluster::start_node(const std::string& host) {
-  nodelets_[host] = Process({kBin + "/themis-nodelet", "-c", dir_.file(host + ".toml")}, dir_.file(host + ".log"));
+void TestCluster::start_node(const std::string& host, const std::map<std::string, std::string>& env) {
+  nodelets_[host] = Process({kBin + "/themis-nodelet", "-c", dir_.file(host + ".toml")}, dir_.file(host + ".log"), env);
 }
 
 void TestCluster::kill_node(const std::string& host, int sig) { nodelets_.at(host).kill_and_wait(sig); }
+
+pid_t TestCluster::node_pid(const std::string& host) { return nodelets_.at(host).pid(); }
 
 Output TestCluster::ctl(const std::string& user, const std::vector<std::string>& args) {
   std::vector<std::string> argv = {kBin + "/themisctl", "--coordinator", endpoint_, "--key", key(user, true),

@@ -31,8 +31,13 @@ class TestCluster {
   void start_coordinator(const std::map<std::string, std::string>& env = {});
   void kill_coordinator(int sig);
   void signal_coordinator(int sig);
-  void start_node(const std::string& host);
+  void start_node(const std::string& host, const std::map<std::string, std::string>& env = {});
   void kill_node(const std::string& host, int sig);
+  pid_t node_pid(const std::string& host);
+  // Rewrites the host's nodelet config with `settings` (lines for its [nodelet] table) added; takes effect
+  // at its next start_node. Without an allow_root_jobs line the nodelet allows root jobs (the principals'
+  // default account here, see the [users] table the constructor writes).
+  void set_node_settings(const std::string& host, const std::string& settings);
 
   // themisctl as `user` (a principal with a key here).
   Output ctl(const std::string& user, const std::vector<std::string>& args);

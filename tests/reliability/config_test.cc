@@ -78,5 +78,17 @@ TEST_F(ReliabilityConfig, RejectInfeasibleDefaultsToTrueAndIsABoolean) {
       << error_of("[coordinator]\nreject_infeasible = \"no\"\n");
 }
 
+TEST_F(ReliabilityConfig, UsersTableMapsPrincipalsToUnixAccountsAndDefaultsToTheSameName) {
+  const auto c = load_coordinator_config(write("[coordinator]\nseed = 3\n\n[users]\nalice = \"alice\"\nml-team = \"mlsvc\"\n"));
+  EXPECT_EQ(unix_account(c, "alice"), "alice");
+  EXPECT_EQ(unix_account(c, "ml-team"), "mlsvc");
+  EXPECT_EQ(unix_account(c, "bob"), "bob");  // no entry: the account of the same name
+  EXPECT_NE(error_of("[users]\nalice = \"Alice Smith\"\n").find(":2:9: users.alice: 'Alice Smith' is not a Unix user name"),
+            std::string::npos)
+      << error_of("[users]\nalice = \"Alice Smith\"\n");
+  EXPECT_NE(error_of("[users]\nalice = 1000\n").find("users.alice: must be a string"), std::string::npos);
+  EXPECT_NE(error_of("users = \"alice\"\n").find("users: must be a table"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace themis::coordinator
