@@ -52,15 +52,28 @@ RoundInput round_of(const Cluster& cluster, Seconds now, std::vector<GpuIndex> f
   return RoundInput{&cluster, 1, now, std::move(free), std::move(leases), std::move(apps)};
 }
 
-// 2 GPUs, three apps wanting 2 each: shares of 2/3 GPU round down to none, so the work-conserving pass
-// gives both to the app that has received least for its share, b (50 GPU-s), not to the lowest id a.
+// 2 GPUs, three apps wanting 2 each, a share of 2/3 GPU each: this round the two that have received
+// least for their share, b (50 GPU-s) then a (100), take one GPU each (a turn), c (300) waits. Without a
+// turn for shares below one GPU, or with ties by id, c's order would not matter and a would go first.
 TEST(MaxMin, LeastServedForItsShareGoesFirstNotTheLowestId) {
   const Cluster cluster = cluster_of(1, 2);
   FakeApp a(0, 2, 100), b(1, 2, 50), c(2, 2, 300);
   Rng rng(1);
   auto out = granted(make_policy("max-min")->run_round(round_of(cluster, 0, {0, 1}, {}, {&a, &b, &c}), rng));
-  EXPECT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[1], (std::vector<GpuIndex>{0, 1}));
+  EXPECT_EQ(out[1], (std::vector<GpuIndex>{0}));
+  EXPECT_EQ(out[0], (std::vector<GpuIndex>{1}));
+  EXPECT_EQ(out.count(2), 0u);
+}
+
+// A gang wider than the share: 4 GPUs, two apps, shares 2 each; a's gangs are 4 wide and it has been
+// served least, so on its turn it takes one whole gang (all 4), b none this round.
+TEST(MaxMin, AGangWiderThanItsShareTakesOneGangOnItsTurn) {
+  const Cluster cluster = cluster_of(1, 4);
+  FakeApp a(0, 4, 0, 4), b(1, 4, 100);
+  Rng rng(1);
+  auto out = granted(make_policy("max-min")->run_round(round_of(cluster, 0, {0, 1, 2, 3}, {}, {&a, &b}), rng));
+  EXPECT_EQ(out[0].size(), 4u);
+  EXPECT_EQ(out.count(1), 0u);
 }
 
 // 4 GPUs, two apps wanting 4 with the same service: each gets its share (2) first, then nothing is left.
