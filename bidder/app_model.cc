@@ -20,6 +20,9 @@ bool non_negative(double v) { return std::isfinite(v) && v >= 0; }
 // Field names are built only for a bad field: the simulator builds a model at every change of an app.
 void validate(const AppState& state) {
   detail::require_non_negative(kWhere, "elapsed", state.elapsed);
+  if (!state.remaining_job_gpus.empty() && state.remaining_job_gpus.size() != state.remaining.size())
+    detail::reject(kWhere, "remaining_job_gpus", "empty or one entry per phase (" + std::to_string(state.remaining.size()) + ")",
+                   static_cast<double>(state.remaining_job_gpus.size()));
   for (std::size_t p = 0; p < state.remaining.size(); ++p) {
     const PhaseWork& phase = state.remaining[p];
     for (std::size_t j = 0; j < phase.serial_work.size(); ++j)
@@ -28,10 +31,10 @@ void validate(const AppState& state) {
                        ">= 0 and finite", phase.serial_work[j]);
     if (phase.job_demand_max < 1)
       detail::reject(kWhere, "remaining[" + std::to_string(p) + "].job_demand_max", ">= 1", phase.job_demand_max);
-    if (!phase.job_gpus.empty() && phase.job_gpus.size() != phase.serial_work.size())
-      detail::reject(kWhere, "remaining[" + std::to_string(p) + "].job_gpus",
-                     "empty or one entry per job (" + std::to_string(phase.serial_work.size()) + ")",
-                     static_cast<double>(phase.job_gpus.size()));
+    if (!state.remaining_job_gpus.empty() && state.remaining_job_gpus.at(p).size() != phase.serial_work.size())
+      detail::reject(kWhere, "remaining_job_gpus[" + std::to_string(p) + "]",
+                     "one entry per job (" + std::to_string(phase.serial_work.size()) + ")",
+                     static_cast<double>(state.remaining_job_gpus.at(p).size()));
   }
   if (state.life.empty()) throw std::invalid_argument("app model: life must have at least one phase");
   for (std::size_t p = 0; p < state.life.size(); ++p) {
@@ -91,14 +94,15 @@ Seconds AppModel::remaining_time(int gpus, double slowdown) const {
   Seconds total = 0;
   for (std::size_t p = 0; p < state_.remaining.size(); ++p) {
     const PhaseWork& phase = state_.remaining[p];
-    if (phase.job_gpus.empty()) {
+    if (state_.remaining_job_gpus.empty()) {
       total += phase_finish_time(phase.serial_work, usable, phase.job_demand_max, slowdown);
       continue;
     }
     // A later phase's gangs may be wider than what it holds now (successive halving doubles them): it
     // is priced on at least one gang of its width, which the app will have to win by then.
-    const int phase_gpus = p == 0 ? usable : std::max(usable, *std::max_element(phase.job_gpus.begin(), phase.job_gpus.end()));
-    total += rigid_phase_finish_time(phase.serial_work, phase.job_gpus, phase_gpus, slowdown);
+    const std::vector<int>& gangs = state_.remaining_job_gpus[p];
+    const int widest = gangs.empty() ? 0 : *std::max_element(gangs.begin(), gangs.end());
+    total += rigid_phase_finish_time(phase.serial_work, gangs, p == 0 ? usable : std::max(usable, widest), slowdown);
   }
   remaining_cache_.emplace(key, total);
   return total;

@@ -44,9 +44,6 @@ enum class IdleRho {
 struct PhaseWork {
   std::vector<Seconds> serial_work;  // each >= 0
   int job_demand_max = 1;            // most GPUs one job of the phase can use; >= 1
-  // Rigid gangs: the GPUs job j runs on, exactly (rigid_phase_finish_time); one entry per serial_work.
-  // Empty: each job runs on 1 to job_demand_max GPUs (phase_finish_time).
-  std::vector<int> job_gpus;
 };
 
 // One phase of the app's whole life, for T_id.
@@ -59,6 +56,9 @@ struct LifePhase {
 struct AppState {
   Seconds elapsed = 0;               // now − arrival, queueing included; >= 0
   std::vector<PhaseWork> remaining;  // the current phase first, then the later ones; empty: finished
+  // Rigid gangs: per phase of `remaining`, the GPUs each of its jobs runs on, exactly
+  // (rigid_phase_finish_time). Empty: each job runs on 1 to job_demand_max GPUs (phase_finish_time).
+  std::vector<std::vector<int>> remaining_job_gpus;
   std::vector<LifePhase> life;       // every phase of its life; at least one, T_id > 0
   IndependentTime independent_time = IndependentTime::kFairShare;
   int gang = 1;          // a job runs on a whole number of gangs of this size only (the launcher's gpus_per_job)

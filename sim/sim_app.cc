@@ -258,17 +258,18 @@ bidder::AppState SimApp::model_state() const {
   if (finished_) return state;
   const double iter_factor = 1 + iteration_error_;
   bidder::PhaseWork current;
+  std::vector<int> gangs;  // each job's demand: its gang when rigid
   std::vector<Seconds> times;
   for (const Job& j : jobs_) {
     if (!j.active) continue;
     current.serial_work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
     current.job_demand_max = std::max(current.job_demand_max, demand(j));
-    current.job_gpus.push_back(demand(j));
+    gangs.push_back(demand(j));
     times.push_back(j.spec->serial_iter_time);
   }
   // An app with an elastic job is packed elastically; otherwise every job runs on exactly its demand.
   const bool rigid = std::none_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.spec->elastic; });
-  if (!rigid) current.job_gpus.clear();
+  if (rigid) state.remaining_job_gpus.push_back(std::move(gangs));
   if (spec_.scheme == HyperScheme::kSingle) {
     state.remaining.push_back(std::move(current));
     return state;
@@ -285,8 +286,8 @@ bidder::AppState SimApp::model_state() const {
   for (const JobSpec& js : spec_.jobs) longest_iterations = std::max(longest_iterations, static_cast<double>(js.iterations));
   for (int p = phase_ + 1; p < phases(); ++p) {
     const auto jobs = static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p));
-    state.remaining.push_back({std::vector<Seconds>(jobs, longest_iterations * iter_factor * median), phase_job_demand(p),
-                               rigid ? std::vector<int>(jobs, phase_job_demand(p)) : std::vector<int>{}});
+    state.remaining.push_back({std::vector<Seconds>(jobs, longest_iterations * iter_factor * median), phase_job_demand(p)});
+    if (rigid) state.remaining_job_gpus.emplace_back(jobs, phase_job_demand(p));
   }
   return state;
 }
