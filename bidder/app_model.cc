@@ -20,6 +20,9 @@ bool non_negative(double v) { return std::isfinite(v) && v >= 0; }
 // Field names are built only for a bad field: the simulator builds a model at every change of an app.
 void validate(const AppState& state) {
   detail::require_non_negative(kWhere, "elapsed", state.elapsed);
+  if (!state.remaining_job_gpus.empty() && state.remaining_job_gpus.size() != state.remaining.size())
+    detail::reject(kWhere, "remaining_job_gpus", "empty or one entry per phase (" + std::to_string(state.remaining.size()) + ")",
+                   static_cast<double>(state.remaining_job_gpus.size()));
   for (std::size_t p = 0; p < state.remaining.size(); ++p) {
     const PhaseWork& phase = state.remaining[p];
     for (std::size_t j = 0; j < phase.serial_work.size(); ++j)
@@ -28,6 +31,10 @@ void validate(const AppState& state) {
                        ">= 0 and finite", phase.serial_work[j]);
     if (phase.job_demand_max < 1)
       detail::reject(kWhere, "remaining[" + std::to_string(p) + "].job_demand_max", ">= 1", phase.job_demand_max);
+    if (!state.remaining_job_gpus.empty() && state.remaining_job_gpus.at(p).size() != phase.serial_work.size())
+      detail::reject(kWhere, "remaining_job_gpus[" + std::to_string(p) + "]",
+                     "one entry per job (" + std::to_string(phase.serial_work.size()) + ")",
+                     static_cast<double>(state.remaining_job_gpus.at(p).size()));
   }
   if (state.life.empty()) throw std::invalid_argument("app model: life must have at least one phase");
   for (std::size_t p = 0; p < state.life.size(); ++p) {
@@ -41,6 +48,7 @@ void validate(const AppState& state) {
   }
   detail::require_at_least(kWhere, "gang", state.gang, 1);
   detail::require_non_negative(kWhere, "max_gpus", state.max_gpus);
+  detail::require_non_negative(kWhere, "smallest_bundle", state.smallest_bundle);
   if (state.max_gpus > 0 && state.max_gpus < state.gang)
     detail::reject(kWhere, "max_gpus", "0 or >= gang (" + std::to_string(state.gang) + ")", state.max_gpus);
   detail::require_non_negative(kWhere, "demand_now", state.demand_now);
@@ -84,8 +92,18 @@ Seconds AppModel::remaining_time(int gpus, double slowdown) const {
   const auto key = std::make_pair(usable, slowdown);
   if (const auto it = remaining_cache_.find(key); it != remaining_cache_.end()) return it->second;
   Seconds total = 0;
-  for (const PhaseWork& phase : state_.remaining)
-    total += phase_finish_time(phase.serial_work, usable, phase.job_demand_max, slowdown);
+  for (std::size_t p = 0; p < state_.remaining.size(); ++p) {
+    const PhaseWork& phase = state_.remaining[p];
+    if (state_.remaining_job_gpus.empty()) {
+      total += phase_finish_time(phase.serial_work, usable, phase.job_demand_max, slowdown);
+      continue;
+    }
+    // A later phase's gangs may be wider than what it holds now (successive halving doubles them): it
+    // is priced on at least one gang of its width, which the app will have to win by then.
+    const std::vector<int>& gangs = state_.remaining_job_gpus[p];
+    const int widest = gangs.empty() ? 0 : *std::max_element(gangs.begin(), gangs.end());
+    total += rigid_phase_finish_time(phase.serial_work, gangs, p == 0 ? usable : std::max(usable, widest), slowdown);
+  }
   remaining_cache_.emplace(key, total);
   return total;
 }
@@ -98,17 +116,23 @@ double AppModel::rho(int gpus, double slowdown, Seconds wait) const {
 int AppModel::fair_share_gpus() const {
   const int share = static_cast<int>(
       std::floor(static_cast<double>(state_.cluster_gpus) / std::max(1.0, state_.n_avg)));
-  return std::max(state_.gang, usable_gpus(std::min(state_.demand_now, share)));
+  return std::max(smallest_bundle(), usable_gpus(std::min(state_.demand_now, share)));
 }
 
+int AppModel::smallest_bundle() const { return state_.smallest_bundle > 0 ? state_.smallest_bundle : state_.gang; }
+
 double AppModel::idle_rho(IdleRho rule, double ideal_slowdown) const {
-  const int gpus = rule == IdleRho::kFairShare ? fair_share_gpus() : state_.gang;
+  const int gpus = rule == IdleRho::kFairShare ? fair_share_gpus() : smallest_bundle();
   return rho(gpus, ideal_slowdown, state_.lease);
 }
 
 double AppModel::rho_without_new(int kept, double kept_slowdown, double ideal_slowdown) const {
-  if (usable_gpus(kept) > 0) return rho(kept, kept_slowdown);
-  return rho(state_.gang, ideal_slowdown, state_.lease);
+  if (usable_gpus(kept) > 0) {
+    const double r = rho(kept, kept_slowdown);
+    if (std::isfinite(r)) return r;
+  }
+  // Nothing kept, or too few for its widest rigid gang to ever run: it waits a lease for more.
+  return rho(std::max(kept, smallest_bundle()), ideal_slowdown, state_.lease);
 }
 
 Bid AppModel::bid(const Cluster& cluster, const Offer& offer, const BidQuery& query) const {

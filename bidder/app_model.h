@@ -5,6 +5,7 @@
 // everything computed from it is here, so what themis-sim measures is what a launcher bids.
 //
 //   T_sh(G)  = elapsed + Σ over the phases left of phase_finish_time(phase's work, usable(|G|), d_p, S)
+//              (rigid gangs: rigid_phase_finish_time, a later phase on at least one of its gangs)
 //   ρ(G)     = T_sh(G) / T_id
 //   usable(g) = g rounded down to whole gangs, at most max_gpus
 //
@@ -55,9 +56,16 @@ struct LifePhase {
 struct AppState {
   Seconds elapsed = 0;               // now − arrival, queueing included; >= 0
   std::vector<PhaseWork> remaining;  // the current phase first, then the later ones; empty: finished
+  // Rigid gangs: per phase of `remaining`, the GPUs each of its jobs runs on, exactly
+  // (rigid_phase_finish_time). Empty: each job runs on 1 to job_demand_max GPUs (phase_finish_time).
+  std::vector<std::vector<int>> remaining_job_gpus;
   std::vector<LifePhase> life;       // every phase of its life; at least one, T_id > 0
   IndependentTime independent_time = IndependentTime::kFairShare;
   int gang = 1;          // a job runs on a whole number of gangs of this size only (the launcher's gpus_per_job)
+  // The bundle an app holding nothing is priced on (idle ρ, "no new GPUs") and the floor of its fair
+  // share: the fewest GPUs on which all its jobs can run; 0: one gang. Rigid jobs of mixed widths set
+  // their widest job (on one gang, the gcd of their widths, the widest job never runs: ρ is infinite).
+  int smallest_bundle = 0;
   int max_gpus = 0;      // most GPUs it can use at once; 0: only the jobs' demands bound it
   int demand_now = 0;    // GPUs its runnable jobs could use now (the fair share's cap); >= 0
   int cluster_gpus = 1;  // R_C; >= 1
@@ -104,10 +112,12 @@ class AppModel {
   double rho(int gpus, double slowdown, Seconds wait = 0) const;
   // Its fair share when it holds nothing: max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))).
   int fair_share_gpus() const;
+  // AppState::smallest_bundle, or one gang when it is 0.
+  int smallest_bundle() const;
   // Current ρ while holding nothing (see IdleRho), at `ideal_slowdown` (S of its best placement).
   double idle_rho(IdleRho rule, double ideal_slowdown) const;
-  // "No new GPUs": ρ running on the `kept` GPUs it keeps (at `kept_slowdown`) when it can use them, else
-  // ρ after one more lease on one gang at `ideal_slowdown`.
+  // "No new GPUs": ρ running on the `kept` GPUs it keeps (at `kept_slowdown`) when it can finish on them,
+  // else ρ after one more lease on max(kept, smallest_bundle()) at `ideal_slowdown`.
   double rho_without_new(int kept, double kept_slowdown, double ideal_slowdown) const;
   // The bid table over `offer` (sorted): bidder::generate_bid valued by ρ(held + k, S(placement)); rows
   // that add no whole gang are left out. No rows when it wants nothing or nothing is offered.

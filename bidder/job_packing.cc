@@ -4,6 +4,8 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bidder/input_checks.h"
@@ -114,6 +116,52 @@ Seconds phase_finish_time(std::span<const Seconds> serial_work, int gpus, int jo
   if (gpus == 0) return std::numeric_limits<double>::infinity();
   if (gpus >= static_cast<int>(work.size())) return split_gpus(work, gpus, job_demand_max, slowdown);
   return serialize(std::move(work), gpus);
+}
+
+Seconds rigid_phase_finish_time(std::span<const Seconds> serial_work, std::span<const int> job_gpus, int gpus,
+                                double slowdown) {
+  detail::require_non_negative(kWhere, "gpus", gpus);
+  detail::require_at_least(kWhere, "slowdown", slowdown, 1);
+  if (serial_work.size() != job_gpus.size())
+    detail::reject(kWhere, "job_gpus", "one entry per job (" + std::to_string(serial_work.size()) + ")",
+                   static_cast<int>(job_gpus.size()));
+  struct Gang {
+    Seconds time;
+    int gpus;
+  };
+  std::vector<Gang> waiting;
+  for (std::size_t j = 0; j < serial_work.size(); ++j) {
+    detail::require_non_negative(kWhere, "serial_work", serial_work[j]);
+    detail::require_at_least(kWhere, "job_gpus", job_gpus[j], 1);
+    if (serial_work[j] <= 0) continue;
+    if (job_gpus[j] > gpus) return std::numeric_limits<double>::infinity();
+    waiting.push_back({job_time(serial_work[j], job_gpus[j], slowdown), job_gpus[j]});
+  }
+  std::stable_sort(waiting.begin(), waiting.end(), [](const Gang& a, const Gang& b) { return a.time > b.time; });
+  // (end time, GPUs) of the running gangs, earliest end first.
+  std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> running;
+  Seconds now = 0;
+  Seconds last = 0;
+  int free = gpus;
+  while (!waiting.empty()) {
+    for (auto it = waiting.begin(); it != waiting.end() && free > 0;) {
+      if (it->gpus > free) {
+        ++it;
+        continue;
+      }
+      free -= it->gpus;
+      running.emplace(now + it->time, it->gpus);
+      last = std::max(last, now + it->time);
+      it = waiting.erase(it);
+    }
+    if (waiting.empty()) break;
+    now = running.top().first;
+    while (!running.empty() && running.top().first <= now) {
+      free += running.top().second;
+      running.pop();
+    }
+  }
+  return last;
 }
 
 }  // namespace themis::bidder

@@ -25,4 +25,12 @@ inline constexpr int kExactPackingJobs = 16;
 Seconds phase_finish_time(std::span<const Seconds> serial_work, int gpus, int job_demand_max,
                           double slowdown);
 
+// Rigid gangs: job j runs only on exactly `job_gpus[j]` GPUs, taking serial_work[j] / job_gpus[j]
+// seconds (× S when it spans more than one GPU). Jobs start longest first, each as soon as enough GPUs
+// are free; one that does not fit lets shorter ones that fit start before it (backfill). Returns when
+// the last ends: 0 when no job has work, +infinity when some job with work needs more than `gpus`.
+// Throws std::invalid_argument on negative work, mismatched sizes, job_gpus < 1, gpus < 0, S < 1.
+Seconds rigid_phase_finish_time(std::span<const Seconds> serial_work, std::span<const int> job_gpus, int gpus,
+                                double slowdown);
+
 }  // namespace themis::bidder

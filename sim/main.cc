@@ -18,6 +18,7 @@
 #include "sim/itp_trace.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
+#include "sim/progress_line.h"
 #include "sim/simulator.h"
 #include "sim/svg_plot.h"
 #include "sim/workload.h"
@@ -125,21 +126,28 @@ std::vector<AppSpec> load_workload(const Common& c, int cluster_gpus) {
   return load_trace(c.workload);
 }
 
-// A progress line on stderr, only on a terminal and only once a run has taken a couple of seconds.
+// A progress line on stderr (sim/progress_line.h), only on a terminal and only once a run has taken a
+// couple of seconds; cleared when the run ends.
 ProgressFn progress_bar(const std::string& label) {
   if (!isatty(STDERR_FILENO)) return {};
   const auto start = std::chrono::steady_clock::now();
-  return [label, start, last = start](Seconds now, std::size_t done, std::size_t total) mutable {
+  return [label, start, last = start, shown = false](Seconds now, std::size_t done, std::size_t total) mutable {
+    if (done == total) {
+      if (shown) std::fputs(kClearLine, stderr);
+      shown = false;
+      return;
+    }
     const auto t = std::chrono::steady_clock::now();
     if (t - start < std::chrono::seconds(2) || t - last < std::chrono::milliseconds(200)) return;
     last = t;
-    std::fprintf(stderr, "\r%-10s %zu/%zu apps finished, virtual time %.1f h   ", label.c_str(), done, total, now / 3600);
-    if (done == total) std::fprintf(stderr, "\n");
+    shown = true;
+    std::fprintf(stderr, "%s%s", kClearLine, progress_text(label, now, done, total).c_str());
   };
 }
 
+// `label` names the run on the progress line (the policy; for a sweep also its point).
 SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, const std::string& policy_name,
-                  const Common& c) {
+                  const Common& c, const std::string& label = "") {
   arbiter::policies::PolicySettings ps;
   ps.filter_f = c.filter_f;
   ps.rounding = c.rounding;
@@ -155,7 +163,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   s.idle_rho = *parse_idle_rho(c.idle_rho);
   s.liar = c.liar;
   s.lie = c.lie;
-  auto result = simulate(cluster, apps, *policy, s, progress_bar(policy_name));
+  auto result = simulate(cluster, apps, *policy, s, progress_bar(label.empty() ? policy_name : label));
   return result;
 }
 
@@ -373,7 +381,7 @@ int main(int argc, char** argv) {
         const auto apps = load_workload(c, setup.full.size());
         if (sweep_param == "lie") c.liar = choose_liar(apps, c.liar_choice, c.seed);
         for (std::size_t p = 0; p < names.size(); ++p) {
-          const SimResult result = run_one(setup.cluster, apps, names[p], c);
+          const SimResult result = run_one(setup.cluster, apps, names[p], c, names[p] + " " + sweep_param + "=" + text);
           RunSummary s = summarize(result, setup.cluster.size());
           s.policy = names[p] + " " + sweep_param + "=" + text;
           max_rho[p] = {names[p], max_rho[p].values};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include "core/rng.h"
@@ -136,6 +137,7 @@ double SimApp::rate(std::size_t job, const std::vector<GpuIndex>& gpus) const {
   if (gpus.empty()) return 0;
   const Job& j = jobs_[job];
   const int used = std::min(static_cast<int>(gpus.size()), demand(j));
+  if (used < demand(j) && !j.spec->elastic) return 0;  // a gang runs on all its GPUs or not at all
   return used / (j.spec->serial_iter_time * slowdown(job, gpus));
 }
 
@@ -166,6 +168,10 @@ void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
       if (static_cast<int>(own.size()) < deficit && std::binary_search(pool.begin(), pool.end(), g) &&
           !std::binary_search(a[j].begin(), a[j].end(), g))
         own.push_back(g);
+    const bool rigid = !jobs_[j].spec->elastic;
+    // A gang starts only on all its GPUs; one that cannot be completed from the pool waits and leaves
+    // the pool to the jobs after it (backfill).
+    if (rigid && deficit > static_cast<int>(pool.size())) continue;
     arbiter::policies::remove_gpus(pool, own);
     insert_sorted(a[j], own);
     deficit -= static_cast<int>(own.size());
@@ -174,6 +180,32 @@ void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
     arbiter::policies::remove_gpus(pool, bundle);
     insert_sorted(a[j], bundle);
   }
+}
+
+int SimApp::usable_extra(int gpus) const {
+  if (finished_ || gpus <= 0) return 0;
+  const int cap = std::min(gpus, extra_demand());
+  if (cap <= 0) return 0;
+  // Elastic jobs use any count up to their deficits; a gang only its whole deficit. The counts the
+  // gangs can use together are the subset sums of their deficits.
+  int elastic = 0;
+  std::vector<bool> reachable(static_cast<std::size_t>(cap) + 1, false);
+  reachable.front() = true;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (!runnable(jobs_[j])) continue;
+    const int deficit = demand(jobs_[j]) - static_cast<int>(assignment_[j].size());
+    if (deficit <= 0) continue;
+    if (jobs_[j].spec->elastic) {
+      elastic += deficit;
+      continue;
+    }
+    for (int s = cap - deficit; s >= 0; --s)
+      if (reachable[static_cast<std::size_t>(s)]) reachable[static_cast<std::size_t>(s + deficit)] = true;
+  }
+  int best = 0;
+  for (int s = 0; s <= cap; ++s)
+    if (reachable[static_cast<std::size_t>(s)]) best = std::max(best, std::min(cap, s + elastic));
+  return best;
 }
 
 SimApp::Assignment SimApp::assignment_with(std::span<const GpuIndex> extra) const {
@@ -205,7 +237,20 @@ bidder::AppState SimApp::model_state() const {
   state.elapsed = now_ - spec_.arrival;
   state.life = independent_phases_;
   state.independent_time = bidder::IndependentTime::kFairShare;
-  state.gang = 1;  // a job runs on any number of GPUs up to its demand
+  // Rigid gangs: the app's GPUs count in whole multiples of its gangs' common width, and holding nothing
+  // it is priced on its widest gang (all its jobs can run, one after another). Elastic jobs run on any
+  // number of GPUs up to their demand.
+  bool any_elastic = false;
+  int common = 0;
+  int widest = 0;
+  for (const Job& j : jobs_) {
+    if (!runnable(j)) continue;
+    any_elastic = any_elastic || j.spec->elastic;
+    common = std::gcd(common, demand(j));
+    widest = std::max(widest, demand(j));
+  }
+  state.gang = any_elastic || common == 0 ? 1 : common;
+  state.smallest_bundle = any_elastic ? 0 : widest;
   state.demand_now = current_demand();
   state.cluster_gpus = cluster_.size();
   state.n_avg = contention_.average(now_);
@@ -213,13 +258,18 @@ bidder::AppState SimApp::model_state() const {
   if (finished_) return state;
   const double iter_factor = 1 + iteration_error_;
   bidder::PhaseWork current;
+  std::vector<int> gangs;  // each job's demand: its gang when rigid
   std::vector<Seconds> times;
   for (const Job& j : jobs_) {
     if (!j.active) continue;
     current.serial_work.push_back((j.target - j.done) * iter_factor * j.spec->serial_iter_time);
     current.job_demand_max = std::max(current.job_demand_max, demand(j));
+    gangs.push_back(demand(j));
     times.push_back(j.spec->serial_iter_time);
   }
+  // An app with an elastic job is packed elastically; otherwise every job runs on exactly its demand.
+  const bool rigid = std::none_of(jobs_.begin(), jobs_.end(), [](const Job& j) { return j.spec->elastic; });
+  if (rigid) state.remaining_job_gpus.push_back(std::move(gangs));
   if (spec_.scheme == HyperScheme::kSingle) {
     state.remaining.push_back(std::move(current));
     return state;
@@ -235,10 +285,9 @@ bidder::AppState SimApp::model_state() const {
   double longest_iterations = 0;
   for (const JobSpec& js : spec_.jobs) longest_iterations = std::max(longest_iterations, static_cast<double>(js.iterations));
   for (int p = phase_ + 1; p < phases(); ++p) {
-    state.remaining.push_back(
-        {std::vector<Seconds>(static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p)),
-                              longest_iterations * iter_factor * median),
-         phase_job_demand(p)});
+    const auto jobs = static_cast<std::size_t>(bidder::jobs_in_phase(static_cast<int>(spec_.jobs.size()), p));
+    state.remaining.push_back({std::vector<Seconds>(jobs, longest_iterations * iter_factor * median), phase_job_demand(p)});
+    if (rigid) state.remaining_job_gpus.emplace_back(jobs, phase_job_demand(p));
   }
   return state;
 }
@@ -249,7 +298,11 @@ const bidder::AppModel& SimApp::model() const {
 }
 
 double SimApp::current_rho() const {
-  if (!held_.empty()) return model().rho(static_cast<int>(held_.size()), estimated_slowdown(app_slowdown(assignment_)));
+  if (!held_.empty()) {
+    // Holding too few GPUs for its widest gang, it finishes only after it wins more: priced like "no new GPUs".
+    return model().rho_without_new(static_cast<int>(held_.size()), estimated_slowdown(app_slowdown(assignment_)),
+                                   estimated_slowdown(1.0));
+  }
   return model().idle_rho(settings_.idle_rho, estimated_slowdown(1.0));
 }
 
@@ -342,6 +395,15 @@ double SimApp::placement_score(std::span<const GpuIndex> extra) const {
     gpus += static_cast<double>(a[j].size());
   }
   return gpus > 0 ? weighted / gpus : 1.0;
+}
+
+std::optional<arbiter::AppModel::FinishTimeTerms> SimApp::finish_time_terms() const {
+  FinishTimeTerms terms;
+  terms.elapsed = now_ - spec_.arrival;
+  terms.isolated = model().independent_time();
+  terms.demand = static_cast<int>(held_.size()) + extra_demand();
+  terms.remaining = finished_ ? 0 : model().remaining_time(std::max(1, terms.demand), estimated_slowdown(1.0));
+  return terms;
 }
 
 double SimApp::placement_score_so_far() const {
@@ -444,12 +506,22 @@ std::vector<GpuIndex> SimApp::gain(std::span<const GpuIndex> gpus) {
   return pool;
 }
 
-void SimApp::lose(std::span<const GpuIndex> gpus) {
+std::vector<GpuIndex> SimApp::lose(std::span<const GpuIndex> gpus) {
   std::vector<GpuIndex> sorted(gpus.begin(), gpus.end());
   std::sort(sorted.begin(), sorted.end());
   arbiter::policies::remove_gpus(held_, sorted);
   for (auto& a : assignment_) arbiter::policies::remove_gpus(a, sorted);
+  // A gang that lost a GPU stops; the rest of its GPUs go to the app's other jobs or back.
+  bool stopped = false;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (jobs_[j].spec->elastic || assignment_[j].empty() || static_cast<int>(assignment_[j].size()) >= demand(jobs_[j]))
+      continue;
+    assignment_[j].clear();
+    stopped = true;
+  }
+  if (stopped) return gain({});
   refresh_next_completion();
+  return {};
 }
 
 Seconds SimApp::completion_of(std::size_t j) const {

@@ -65,9 +65,11 @@ class SimApp final : public arbiter::AppModel {
   // Settles jobs that completed at now(): phase changes, GPU reassignment. Returns the GPUs the app can
   // no longer use (to be released by the caller).
   std::vector<GpuIndex> settle();
-  // The app gains `gpus` (distinct, not held) / loses `gpus` (held). gain returns GPUs it cannot use.
+  // The app gains `gpus` (distinct, not held) / loses `gpus` (held). Both return the GPUs it can no
+  // longer use (to be released by the caller): gain what no job can take, lose the rest of a gang that
+  // lost a GPU and that no other job takes.
   std::vector<GpuIndex> gain(std::span<const GpuIndex> gpus);
-  void lose(std::span<const GpuIndex> gpus);
+  std::vector<GpuIndex> lose(std::span<const GpuIndex> gpus);
   void observe_contention(int active_apps) {
     contention_.observe(now_, active_apps);
     state_changed();
@@ -94,12 +96,14 @@ class SimApp final : public arbiter::AppModel {
   AppId id() const override { return id_; }
   double current_rho() const override;
   int extra_demand() const override;
+  int usable_extra(int gpus) const override;
   Bid bid(const Offer& offer) override;
   Seconds attained_service() const override { return gpu_time_; }
   Seconds remaining_service() const override;
   Seconds remaining_time(std::span<const GpuIndex> extra) const override;
   double loss_decrease(std::span<const GpuIndex> extra) const override;
   double placement_score(std::span<const GpuIndex> extra) const override;
+  std::optional<FinishTimeTerms> finish_time_terms() const override;
 
  private:
   struct Job {

@@ -105,8 +105,9 @@ class Run {
           continue;
         }
         const GpuIndex one[] = {g};
-        app.lose(one);
+        const std::vector<GpuIndex> unusable = app.lose(one);
         release(g);
+        for (GpuIndex other : unusable) release(other);
         it = expiries_.erase(it);
         ++stats_.events;
         changed = true;

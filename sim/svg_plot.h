@@ -8,6 +8,17 @@
 
 namespace themis::sim {
 
+// A plot axis: linear from 0 with ticks at round steps (1, 2 or 5 × 10^k), or, when the positive values
+// span more than 10×, logarithmic between the decades around them (ticks at 1, 2, 5 × 10^k).
+struct Axis {
+  double lo = 0;
+  double hi = 1;
+  bool log = false;
+  std::vector<double> ticks;
+  double fraction(double v) const;  // 0 at lo, 1 at hi
+};
+Axis make_axis(const std::vector<double>& values);
+
 std::string rho_cdf_svg(const std::vector<RunSummary>& summaries);
 std::string gpu_time_svg(const std::vector<RunSummary>& summaries);
 std::string max_rho_svg(const std::vector<RunSummary>& summaries);

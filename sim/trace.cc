@@ -58,7 +58,7 @@ LossCurve parse_loss(const json& v, std::string_view where, const std::string& f
 
 JobSpec parse_job(const json& j, std::string_view where, const std::string& path) {
   if (!j.is_object()) fail(where, path, "must be an object");
-  static const char* const known[] = {"model", "gpus", "serial_iter_time", "iterations", "loss", "slowdown"};
+  static const char* const known[] = {"model", "gpus", "serial_iter_time", "iterations", "loss", "slowdown", "elastic"};
   for (const auto& [key, value] : j.items())
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       fail(where, path + "." + key, "unknown field");
@@ -72,6 +72,10 @@ JobSpec parse_job(const json& j, std::string_view where, const std::string& path
   job.serial_iter_time = positive(require(j, "serial_iter_time", where, path + "."), where, path + ".serial_iter_time");
   job.iterations = positive_integer(require(j, "iterations", where, path + "."), where, path + ".iterations");
   if (auto it = j.find("loss"); it != j.end()) job.loss = parse_loss(*it, where, path + ".loss");
+  if (auto it = j.find("elastic"); it != j.end()) {
+    if (!it->is_boolean()) fail(where, path + ".elastic", "must be true or false");
+    job.elastic = it->get<bool>();
+  }
   if (auto it = j.find("slowdown"); it != j.end()) {
     if (!it->is_array() || it->size() != 4)
       fail(where, path + ".slowdown", "must be an array of 4 numbers [same_slot, same_machine, same_rack, cross_rack]");
@@ -183,6 +187,7 @@ std::string app_to_json_line(const AppSpec& app) {
     const ModelInfo* info = find_model(job.model);
     if (info == nullptr || info->slowdown != job.slowdown)
       o["slowdown"] = {job.slowdown[0], job.slowdown[1], job.slowdown[2], job.slowdown[3]};
+    if (job.elastic) o["elastic"] = true;
     jobs.push_back(std::move(o));
   }
   j["jobs"] = std::move(jobs);

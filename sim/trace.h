@@ -5,7 +5,8 @@
 //    "jobs":[{"model":"VGG16","gpus":4,"serial_iter_time":1.0,"iterations":2400}]}
 //
 // Optional per job: "loss":{"a":..,"b":..,"c":..} (loss(k) = c + a/(1+k)^b) and
-// "slowdown":[same_slot,same_machine,same_rack,cross_rack] (overrides the model's sensitivity).
+// "slowdown":[same_slot,same_machine,same_rack,cross_rack] (overrides the model's sensitivity),
+// "elastic":true (runs on fewer GPUs than "gpus"; default false: only on all of them).
 // Optional per app: "max_job_gpus" (successive halving: cap on a job's demand in later phases).
 // Blank lines and lines starting with '#' are skipped.
 #include <array>
@@ -44,6 +45,9 @@ struct JobSpec {
   long long iterations = 1;      // total (single) or per phase (successive halving)
   LossCurve loss;
   std::array<double, 4> slowdown{1, 1, 1, 1};  // by Locality; filled from the model if not given
+  // false (the default): a gang of `gpus` workers (synchronous SGD, as Gavel's and Philly's jobs) that
+  // runs only on all of its GPUs. true: it runs on fewer, at proportionally lower speed.
+  bool elastic = false;
 };
 
 struct AppSpec {

@@ -9,7 +9,9 @@
 // The coordinator runs a round in two steps because bids arrive over the network: it first asks
 // offer_recipients() who must see the offer, collects their bids, then calls run_round() with AppModels
 // whose bid() returns what was collected (a missing or late bid is an empty Bid).
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +38,10 @@ class AppModel {
   // GPUs one of its jobs needs at once (a gang): fewer are of no use to it. Policies give it GPUs in
   // whole jobs only (docs/arbiter.md, "Leftover").
   virtual int gpus_per_job() const { return 1; }
+  // How many of `gpus` more GPUs it could put to work at once (<= extra_demand()): a rigid gang starts
+  // only on all of its GPUs, so a count that completes no waiting gang is rounded down. Default: all of
+  // them up to extra_demand() (jobs run on any number of GPUs).
+  virtual int usable_extra(int gpus) const { return std::clamp(gpus, 0, extra_demand()); }
   // Themis: the bid table over an offer.
   virtual Bid bid(const Offer& offer) = 0;
   // Tiresias (LAS): GPU-seconds attained so far.
@@ -48,6 +54,15 @@ class AppModel {
   virtual double loss_decrease(std::span<const GpuIndex> extra) const = 0;
   // Gandiva: placement preference score (1/S, <= 1) of holding `extra` on top of what it holds.
   virtual double placement_score(std::span<const GpuIndex> extra) const = 0;
+  // Gavel's finish-time fairness (gavel-ftf): its ρ as a function of the time fraction it runs on its
+  // full demand. Empty: it does not say (the policy then treats it as ρ = current_rho at any fraction).
+  struct FinishTimeTerms {
+    Seconds elapsed = 0;    // since it arrived
+    Seconds remaining = 0;  // time left running on all `demand` GPUs from now, ideal placement
+    Seconds isolated = 0;   // T_id (> 0): its finish time on an exclusive 1/N share
+    int demand = 0;         // GPUs it can use at once now (held + extra)
+  };
+  virtual std::optional<FinishTimeTerms> finish_time_terms() const { return std::nullopt; }
 };
 
 struct RoundInput {

@@ -22,12 +22,21 @@ class WithExpiringGpus final : public arbiter::AppModel {
   double current_rho() const override { return inner_.current_rho(); }
   int extra_demand() const override { return inner_.extra_demand() + expiring_; }
   int gpus_per_job() const override { return inner_.gpus_per_job(); }
+  // With expiring GPUs counted in, which gangs they would restart is the app's to say: any count then.
+  int usable_extra(int gpus) const override {
+    return expiring_ == 0 ? inner_.usable_extra(gpus) : std::clamp(gpus, 0, extra_demand());
+  }
   Bid bid(const Offer& offer) override { return inner_.bid(offer); }
   Seconds attained_service() const override { return inner_.attained_service(); }
   Seconds remaining_service() const override { return inner_.remaining_service(); }
   Seconds remaining_time(std::span<const GpuIndex> extra) const override { return inner_.remaining_time(extra); }
   double loss_decrease(std::span<const GpuIndex> extra) const override { return inner_.loss_decrease(extra); }
   double placement_score(std::span<const GpuIndex> extra) const override { return inner_.placement_score(extra); }
+  std::optional<FinishTimeTerms> finish_time_terms() const override {
+    auto terms = inner_.finish_time_terms();
+    if (terms) terms->demand += expiring_;
+    return terms;
+  }
 
  private:
   arbiter::AppModel& inner_;

@@ -17,9 +17,9 @@ class Optimus final : public Policy {
  public:
   std::string_view name() const override { return "optimus"; }
   RoundOutcome run_round(const RoundInput& input, Rng& /*rng*/) override {
-    return marginal_greedy(input, true, [](AppModel& app, std::span<const GpuIndex> granted, GpuIndex next) {
+    return marginal_greedy(input, true, [](AppModel& app, std::span<const GpuIndex> granted, std::span<const GpuIndex> next) {
       std::vector<GpuIndex> with(granted.begin(), granted.end());
-      with.push_back(next);
+      with.insert(with.end(), next.begin(), next.end());
       const Seconds before = app.remaining_time(granted);
       const Seconds after = app.remaining_time(with);
       if (!std::isfinite(before)) return std::numeric_limits<double>::max();  // nothing to run on yet

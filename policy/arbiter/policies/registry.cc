@@ -9,13 +9,20 @@ namespace {
 
 struct Entry {
   const char* name;
-  std::unique_ptr<Policy> (*make)();
+  std::unique_ptr<Policy> (*make)(const PolicySettings&);
 };
 
+template <std::unique_ptr<Policy> (*Make)()>
+std::unique_ptr<Policy> plain(const PolicySettings&) {
+  return Make();
+}
+
+std::unique_ptr<Policy> tiresias(const PolicySettings& s) { return make_tiresias(s.tiresias); }
+
 constexpr Entry kBaselines[] = {
-    {"gandiva", make_gandiva}, {"tiresias", make_tiresias}, {"optimus", make_optimus},
-    {"slaq", make_slaq},       {"srtf", make_srtf},         {"srsf", make_srsf},
-    {"max-min", make_max_min}, {"fifo", make_fifo},
+    {"gandiva", plain<make_gandiva>}, {"tiresias", tiresias},       {"optimus", plain<make_optimus>},
+    {"slaq", plain<make_slaq>},       {"srtf", plain<make_srtf>},   {"srsf", plain<make_srsf>},
+    {"max-min", plain<make_max_min>}, {"fifo", plain<make_fifo>}, {"gavel-ftf", plain<make_gavel_ftf>},
 };
 
 }  // namespace
@@ -43,7 +50,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     return std::make_unique<ThemisPolicy>(themis);
   }
   for (const Entry& e : kBaselines)
-    if (name == e.name) return e.make();
+    if (name == e.name) return e.make(settings);
   std::string known;
   for (const std::string& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown policy '" + std::string(name) + "' (known: " + known + ")");

@@ -10,6 +10,13 @@
 
 namespace themis::arbiter::policies {
 
+// Tiresias' discretised 2D-LAS (policies/tiresias.cc). Defaults: two queues split at one hour on one
+// GPU, and promotion after waiting 8× the time run (docs/simulator.md, "Policies", says where from).
+struct TiresiasSettings {
+  std::vector<double> queue_thresholds{3600};  // attained GPU-seconds between queues, ascending
+  double promote_knob = 8;                     // promote after waiting this many times the time run; <= 0: never
+};
+
 struct PolicySettings {
   double filter_f = 0.8;              // Themis: at most the worst ⌈(1−f)·N⌉ apps bid
   std::string filter = "fixed";       // Themis: "fixed" (all of them) | "offer-bounded" (as many as can use the offer)
@@ -21,6 +28,7 @@ struct PolicySettings {
   // Themis' wall-clock budget for one auction (all its solves); <= 0: none. The coordinator sets one
   // (its auction runs off the loop); themis-sim does not, so its runs are reproducible.
   double solver_seconds = 0;
+  TiresiasSettings tiresias;
 };
 
 // Names accepted by make_policy, "themis" first when the Themis policy is built in.
@@ -29,13 +37,14 @@ std::vector<std::string> policy_names();
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings& settings = {});
 
 // The baselines (one file each).
-std::unique_ptr<Policy> make_gandiva();   // greedy, highest placement score first
-std::unique_ptr<Policy> make_tiresias();  // least attained GPU service first
+std::unique_ptr<Policy> make_gandiva();   // time-sliced turns, best-placed bundles
+std::unique_ptr<Policy> make_tiresias(const TiresiasSettings& settings = {});  // 2D-LAS queues
 std::unique_ptr<Policy> make_optimus();   // highest throughput scaling first, a GPU at a time
 std::unique_ptr<Policy> make_slaq();      // highest loss decrease first, a GPU at a time
 std::unique_ptr<Policy> make_srtf();      // shortest remaining time first
 std::unique_ptr<Policy> make_srsf();      // shortest remaining service first, a GPU at a time
-std::unique_ptr<Policy> make_max_min();   // instantaneous fair share of GPUs
+std::unique_ptr<Policy> make_max_min();   // water-filled shares, time-shared in rounds (Gavel's LAS)
+std::unique_ptr<Policy> make_gavel_ftf();  // Gavel's finish-time fairness, time fractions realised in rounds
 std::unique_ptr<Policy> make_fifo();      // arrival (app id) order
 
 }  // namespace themis::arbiter::policies

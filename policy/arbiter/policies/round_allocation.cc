@@ -16,8 +16,20 @@ RoundAllocation::RoundAllocation(const RoundInput& input) : input_(input), free_
 std::vector<AppModel*> RoundAllocation::wanting() const {
   std::vector<AppModel*> out;
   for (AppModel* app : input_.apps)
-    if (demand_left(app) > 0) out.push_back(app);
+    if (demand_left(app) > 0 && step(app) > 0) out.push_back(app);
   return out;
+}
+
+int RoundAllocation::usable(const AppModel* app, int gpus) const {
+  const int had = static_cast<int>(granted(app).size());
+  return std::clamp(app->usable_extra(had + gpus) - had, 0, std::min(gpus, demand_left(app)));
+}
+
+int RoundAllocation::step(const AppModel* app) const {
+  const int most = std::min(static_cast<int>(free_.size()), demand_left(app));
+  for (int n = 1; n <= most; ++n)
+    if (usable(app, n) == n) return n;
+  return 0;
 }
 
 int RoundAllocation::demand_left(const AppModel* app) const {
@@ -40,7 +52,12 @@ std::vector<GpuIndex> RoundAllocation::held_and_granted(const AppModel* app) con
 
 void RoundAllocation::grant(AppModel* app, std::span<const GpuIndex> gpus) {
   if (gpus.empty()) return;
-  std::vector<GpuIndex> sorted(gpus.begin(), gpus.end());
+  const int keep = usable(app, static_cast<int>(gpus.size()));
+  if (keep == 0) {
+    demand_left_[app->id()] = 0;
+    return;
+  }
+  std::vector<GpuIndex> sorted(gpus.begin(), gpus.begin() + keep);
   std::sort(sorted.begin(), sorted.end());
   remove_gpus(free_, sorted);
   auto& mine = granted_[app->id()];

@@ -13,9 +13,9 @@ class Slaq final : public Policy {
  public:
   std::string_view name() const override { return "slaq"; }
   RoundOutcome run_round(const RoundInput& input, Rng& /*rng*/) override {
-    return marginal_greedy(input, false, [](AppModel& app, std::span<const GpuIndex> granted, GpuIndex next) {
+    return marginal_greedy(input, false, [](AppModel& app, std::span<const GpuIndex> granted, std::span<const GpuIndex> next) {
       std::vector<GpuIndex> with(granted.begin(), granted.end());
-      with.push_back(next);
+      with.insert(with.end(), next.begin(), next.end());
       return app.loss_decrease(with) - app.loss_decrease(granted);
     });
   }

@@ -25,7 +25,7 @@ class Srsf final : public Policy {
         }
       }
       if (pick == nullptr) break;
-      alloc.grant(pick, first_fit_bundle(alloc.free(), 1));
+      alloc.grant(pick, first_fit_bundle(alloc.free(), alloc.step(pick)));
     }
     return alloc.finish();
   }
