@@ -117,7 +117,7 @@ ClusterNow cluster_now(store::Database& db) {
   auto st = db.prepare(
       "SELECT (SELECT count(*) FROM hosts WHERE state = 'up'), "
       "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up'), "
-      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' "
+      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' AND h.drain_reason IS NULL "
       " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active'))");
   st.step();
   c.hosts_up = st.int64(0);
@@ -178,6 +178,15 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   v.facts["next_expiry"] = now_c.next_expiry.is_null() ? json() : now_c.next_expiry["expiry"];
 
   if (app.contains("admission") && app["admission"].is_string()) {
+    // Admission control writes why an app waits into apps.admission; a demand the cluster can never meet
+    // is recorded there starting with "infeasible" and named Infeasible, anything else is Admission.
+    const std::string why = app["admission"].get<std::string>();
+    if (why.rfind("infeasible", 0) == 0) {
+      v.reason = "Infeasible";
+      v.headline = label + " can never run on this cluster: " + why + ".";
+      v.facts["admission"] = app["admission"];
+      return v;
+    }
     v.reason = "Admission";
     v.headline = label + " waits for admission: " + app["admission"].get<std::string>() + ".";
     v.facts["admission"] = app["admission"];
@@ -520,13 +529,23 @@ json explain_app(store::Database& db, std::int64_t app_id, double now, double fa
   std::string shown_state = state;
   if (state == "PENDING") {
     v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
-    if (v.reason == "Admission") shown_state = "QUEUED";
+    if (v.reason == "Admission" || v.reason == "Infeasible") shown_state = "QUEUED";
   } else if (state == "RUNNING") {
     v = running_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
   } else {
     v = finished_verdict(db, *app, jobs);
   }
   return {{"state", shown_state}, {"reason", v.reason}, {"headline", v.headline}, {"details", v.details}, {"facts", v.facts}};
+}
+
+std::string list_reason(const json& verdict) {
+  const std::string state = verdict.value("state", "");
+  if (state == "PENDING" || state == "QUEUED") return verdict.value("reason", "");
+  if (state == "RUNNING") {
+    const auto& facts = verdict.value("facts", json::object());
+    if (facts.contains("pending_reason") && facts["pending_reason"].is_string()) return facts["pending_reason"].get<std::string>();
+  }
+  return "";
 }
 
 }  // namespace themis::coordinator

@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "coordinator/coordinator.h"
+#include "coordinator/store/event_kinds.h"
 
 namespace themis::coordinator {
 
@@ -153,7 +154,7 @@ void Coordinator::after_node_loss(std::int64_t app, std::int64_t job, std::int64
     db_.prepare("UPDATE jobs SET state = 'FAILED', reason = ?, state_since = ? WHERE app_id = ? AND job = ? AND state = 'PENDING'")
         .bind_all(std::string(reason_code(FailureClass::kNodeFailure)), now, app, job)
         .run();
-    event(now, "FAILED", app, job, "", std::nullopt, std::string(reason_code(FailureClass::kNodeFailure)));
+    event(now, store::job_end_event("FAILED"), app, job, "", std::nullopt, std::string(reason_code(FailureClass::kNodeFailure)));
   }
 }
 
