@@ -11,6 +11,7 @@
 #include "spec/app_spec.h"
 #include "coordinator/loop_metrics.h"
 #include "coordinator/policy_factory.h"
+#include "coordinator/store/event_kinds.h"
 #include "net/curve_keys.h"
 #include "net/fencing.h"
 #include "net/sd_notify.h"
@@ -270,7 +271,7 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
     const auto which = in->which();
     const bool node_message =
         which == W::REGISTER || which == W::HEARTBEAT || which == W::EXITED || which == W::LAUNCHER_EXITED ||
-        which == W::NODELET_STOPPING;
+        which == W::NODELET_STOPPING || which == W::LOG_CHUNK;
     if (node_message && caller.role != net::Role::kNode && !config_.insecure) {
       throw denied("" + net::body_name(which) + " is for node keys only");
     }
@@ -288,6 +289,10 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
       case W::APP_STATUS: on_app_status(routing_id, caller, *in); break;
       case W::LAUNCHER_EXITED: on_launcher_exited(routing_id, caller, *in); break;
       case W::NODELET_STOPPING: on_nodelet_stopping(routing_id, caller, *in); break;
+      case W::DRAIN: on_drain(routing_id, caller, *in); break;
+      case W::RESUME: on_resume(routing_id, caller, *in); break;
+      case W::READ_LOG: on_read_log(routing_id, caller, *in); break;
+      case W::LOG_CHUNK: on_log_chunk(routing_id, caller, *in); break;
       case W::ACK: break;
       case W::ERROR:
         spdlog::warn("error from {}: {}", caller.name, in->envelope().getBody().getError().getMessage().cStr());
@@ -318,6 +323,7 @@ void Coordinator::dispatch(const std::string& routing_id, const Caller& caller, 
 void Coordinator::event(double now, const std::string& kind, std::optional<std::int64_t> app,
                         std::optional<std::int64_t> job, const std::string& host, std::optional<std::int64_t> round,
                         const std::string& message) {
+  if (!store::is_event_kind(kind)) spdlog::error("event kind '{}' is not in the table of event kinds (store/event_kinds.cc)", kind);
   auto st = db_.prepare("INSERT INTO events(ts, kind, app_id, job, host, round_id, message) VALUES (?,?,?,?,?,?,?)");
   st.bind(1, now).bind(2, kind).bind(3, app).bind(4, job);
   if (host.empty()) st.bind_null(5);
@@ -563,7 +569,7 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
     spdlog::warn("job {}_{} attempt {} is stopping but no host runs its workers: {}", app, job, attempt, end);
     states_.move_job(app, job, JobEvent::kStopped, end_reason, now, reason);
     if (reason == "Preempted") record_preemption(app, job, attempt, now);
-    event(now, end == "PENDING" ? "Requeued" : end, app, job, host, std::nullopt, end_reason + " (no worker left; exit not received)");
+    event(now, store::job_end_event(end), app, job, host, std::nullopt, end_reason + " (no worker left; exit not received)");
     finish_app_if_done(app, now);
     changed = true;
   }
@@ -623,7 +629,7 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
           end_of_stop(stop_reason) == JobState::kFailed ? failed_reason(app, job_index, attempt) : stop_reason;
       states_.move_job(app, job_index, JobEvent::kStopped, final_reason, now, stop_reason);
       if (stop_reason == "Preempted") record_preemption(app, job_index, attempt, now);
-      event(now, final_state == "PENDING" ? "Requeued" : final_state, app, job_index, host, std::nullopt, final_reason);
+      event(now, store::job_end_event(final_state), app, job_index, host, std::nullopt, final_reason);
       changed = true;
     }
   } else if (state == "RUNNING" || state == "STARTING") {
@@ -724,7 +730,7 @@ void Coordinator::finish_app_if_done(std::int64_t app, double now) {
   }
   const std::string state(to_string(next));
   if (states_.move_app(app, next, now)) {
-    event(now, "App" + state.substr(0, 1) + std::string(state.begin() + 1, state.end()), app, std::nullopt, "",
+    event(now, store::app_end_event(state), app, std::nullopt, "",
           std::nullopt, std::to_string(completed) + " completed, " + std::to_string(failed) + " failed, " +
                             std::to_string(cancelled) + " cancelled");
   }
@@ -837,7 +843,7 @@ void Coordinator::on_nodelet_stopping(const std::string& routing_id, const Calle
   }
   const std::string reason = in.envelope().getBody().getNodeletStopping().getReason();
   spdlog::info("host {} says its nodelet is stopping{}", host, reason.empty() ? "" : " (" + reason + ")");
-  end_host_sessions({host}, unix_now(), HostEnd::kStopped);
+  end_host_sessions({host}, env_->now(), HostEnd::kStopped);
   ack.body().initAck().setMessage("host stopped");
   reply(routing_id, ack);
 }

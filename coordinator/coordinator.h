@@ -89,6 +89,25 @@ class Coordinator {
   void on_submit(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void on_cancel(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void on_query(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  // Host maintenance (requests.cc, admins only): a drained host gets no new leases (policy/planner).
+  void on_drain(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  void on_resume(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  // themisctl logs (requests.cc): a ReadLog is checked here and relayed to the rank's nodelet; its LogChunk
+  // comes back as a message of its own and goes to the client. The loop never waits for it.
+  void on_read_log(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  void on_log_chunk(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  struct LogRelay {
+    std::string client;            // routing id of the themisctl that asked
+    std::uint64_t request_id = 0;  // its request id, echoed to it
+    std::int64_t app = 0, job = 0;
+    std::uint32_t attempt = 0;
+    std::string host;
+    double deadline = 0;           // unanswered by then: forgotten (themisctl has timed out)
+  };
+  std::map<std::uint64_t, LogRelay> log_relays_;
+  std::uint64_t next_log_relay_ = 1;
+  static constexpr double kLogRelaySeconds = 10;
+  static constexpr std::size_t kMaxLogRelays = 1000;
   std::string host_of_routing(const std::string& routing_id) const;
 
   // Launchers (launchers.cc, docs/launcher.md): the per-app agents that bid and place their own jobs.
@@ -254,7 +273,12 @@ class Coordinator {
     double progress = 0;            // share of its planned iterations done, from its AppStatus
     std::string last_summary;
     std::string state;              // its last resumable state (AppStatus.state), for a restarted launcher
+    std::uint64_t iterations_done = 0;     // from its AppStatus, for `themisctl apps` PROGRESS
+    std::uint64_t iterations_planned = 0;
+    std::string phase;
   };
+  // `themisctl apps` PROGRESS: "done/planned phase" from the app's launcher, else the app's phase.
+  std::string progress_text(std::int64_t app, const std::string& state, const std::string& probe) const;
   struct ManagedLauncher {
     std::string host;               // where the current generation runs (or was started)
     std::uint32_t generation = 0;

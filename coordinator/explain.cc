@@ -166,7 +166,7 @@ ClusterNow cluster_now(store::Database& db) {
   auto st = db.prepare(
       "SELECT (SELECT count(*) FROM hosts WHERE state = 'up'), "
       "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up'), "
-      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' "
+      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' AND h.drain_reason IS NULL "
       " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active'))");
   st.step();
   c.hosts_up = st.int64(0);
@@ -234,6 +234,15 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     return v;
   }
   if (app.contains("admission") && app["admission"].is_string()) {
+    // Admission control writes why an app waits into apps.admission; a demand the cluster can never meet
+    // is recorded there starting with "infeasible" and named Infeasible, anything else is Admission.
+    const std::string why = app["admission"].get<std::string>();
+    if (why.rfind("infeasible", 0) == 0) {
+      v.reason = "Infeasible";
+      v.headline = label + " can never run on this cluster: " + why + ".";
+      v.facts["admission"] = app["admission"];
+      return v;
+    }
     v.reason = "Admission";
     v.headline = label + " waits for admission: " + app["admission"].get<std::string>() + ".";
     v.facts["admission"] = app["admission"];
@@ -599,6 +608,16 @@ json explain_round(store::Database& db, std::int64_t round_id, double fairness_k
     details.push_back("The auction's proven relative gap: " + fixed(number(outcome["auction_gap"]), 4) + ".");
   }
   return {{"round", round_id}, {"headline", headline}, {"details", details}};
+}
+
+std::string list_reason(const json& verdict) {
+  const std::string state = verdict.value("state", "");
+  if (state == "PENDING" || state == "QUEUED") return verdict.value("reason", "");
+  if (state == "RUNNING") {
+    const auto& facts = verdict.value("facts", json::object());
+    if (facts.contains("pending_reason") && facts["pending_reason"].is_string()) return facts["pending_reason"].get<std::string>();
+  }
+  return "";
 }
 
 }  // namespace themis::coordinator

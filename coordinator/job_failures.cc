@@ -6,6 +6,7 @@
 
 #include "coordinator/admission_feasibility.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/store/event_kinds.h"
 
 namespace themis::coordinator {
 
@@ -154,7 +155,7 @@ void Coordinator::after_node_loss(std::int64_t app, std::int64_t job, std::int64
     if (states_.job_state(app, job) == JobState::kPending) {
       states_.move_job(app, job, JobEvent::kFailed, reason_code(FailureClass::kNodeFailure), now);
     }
-    event(now, "FAILED", app, job, "", std::nullopt, std::string(reason_code(FailureClass::kNodeFailure)));
+    event(now, store::job_end_event("FAILED"), app, job, "", std::nullopt, std::string(reason_code(FailureClass::kNodeFailure)));
   }
 }
 

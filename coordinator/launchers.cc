@@ -284,6 +284,9 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   launcher.demand = static_cast<int>(status.getDemand());
   const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
   launcher.progress = status.getProgress();
+  launcher.iterations_done = status.getIterationsDone();
+  launcher.iterations_planned = status.getIterationsPlanned();
+  launcher.phase = status.getPhase();
   const double now = env_->now();
   store::Database::Transaction tx(db_);
   if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();

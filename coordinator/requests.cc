@@ -10,6 +10,8 @@
 #include "spec/app_spec.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/explain.h"
+#include "coordinator/store/history_store.h"
+#include "coordinator/store/host_drain_store.h"
 
 namespace themis::coordinator {
 
@@ -236,15 +238,172 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
   trigger("app cancelled");
 }
 
+void Coordinator::on_drain(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  if (caller.role != net::Role::kAdmin) throw denied("only admins drain hosts");
+  const auto drain = in.envelope().getBody().getDrain();
+  const std::string host = drain.getHost();
+  const std::string reason = drain.getReason();
+  if (reason.find_first_not_of(" \t") == std::string::npos) throw bad_spec("drain " + host + ": a reason is required (--reason)");
+  if (reason.size() > 200) throw bad_spec("drain " + host + ": the reason is " + std::to_string(reason.size()) + " bytes; at most 200");
+  const double now = env_->now();
+  {
+    store::Database::Transaction tx(db_);
+    if (!store::drain_host(db_, host, reason, caller.name, now)) throw not_found("host " + host);
+    event(now, "HostDrained", std::nullopt, std::nullopt, host, std::nullopt, "by " + caller.name + ": " + reason);
+    tx.commit();
+  }
+  spdlog::info("host {} drained by {}: {}", host, caller.name, reason);
+  net::OutMessage out(in.request_id());
+  out.body().initAck().setMessage("draining " + host + ": no new leases; its leases end at their expiry");
+  reply(routing_id, out);
+  trigger("host drained");  // a lease of the host that already expired ends now
+}
+
+void Coordinator::on_resume(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  if (caller.role != net::Role::kAdmin) throw denied("only admins resume hosts");
+  const std::string host = in.envelope().getBody().getResume().getHost();
+  const double now = env_->now();
+  std::optional<std::string> was;
+  {
+    store::Database::Transaction tx(db_);
+    bool known = false;
+    was = store::resume_host(db_, host, &known);
+    if (!known) throw not_found("host " + host);
+    if (was) event(now, "HostResumed", std::nullopt, std::nullopt, host, std::nullopt, "by " + caller.name + " (was drained: " + *was + ")");
+    tx.commit();
+  }
+  net::OutMessage out(in.request_id());
+  out.body().initAck().setMessage(was ? "resumed " + host + ": its GPUs may be leased again" : host + " was not drained");
+  reply(routing_id, out);
+  if (was) trigger("host resumed");
+}
+
+void Coordinator::on_read_log(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
+  if (caller.role == net::Role::kNode) throw denied("node keys cannot read logs");
+  const auto r = in.envelope().getBody().getReadLog();
+  const std::int64_t app = r.getApp(), job = r.getJob();
+  const std::string name = std::to_string(app) + "_" + std::to_string(job);
+  {
+    auto owner = db_.prepare("SELECT owner FROM apps WHERE id = ?");
+    owner.bind(1, app);
+    if (!owner.step()) throw not_found("app " + std::to_string(app));
+    // Logs only for the app's owner and admins (docs/admin.md, Keys and enrollment).
+    if (caller.role != net::Role::kAdmin && owner.text(0) != caller.name) {
+      throw denied("app " + std::to_string(app) + " belongs to " + owner.text(0) + "; only its owner or an admin reads its logs");
+    }
+  }
+  std::uint32_t attempt = r.getAttempt();
+  std::vector<GpuIndex> gpus;
+  {
+    auto st = db_.prepare("SELECT attempt, placement FROM jobs WHERE app_id = ? AND job = ?");
+    st.bind_all(app, job);
+    if (!st.step()) throw not_found("job " + name);
+    const auto latest = static_cast<std::uint32_t>(st.int64(0));
+    if (latest == 0) throw not_found("job " + name + " has not started yet, so it has no log");
+    if (attempt == 0) attempt = latest;
+    if (attempt > latest) throw not_found("job " + name + " attempt " + std::to_string(attempt) + " (its latest is " + std::to_string(latest) + ")");
+    if (attempt == latest) gpus = json::parse(st.text(1)).get<std::vector<GpuIndex>>();
+  }
+  if (gpus.empty()) {
+    // The attempt ended (its placement is cleared): the GPUs its last leases held, rank r on the r-th.
+    auto st = db_.prepare("SELECT gpu FROM leases WHERE app_id = ?1 AND job = ?2 AND round_id = "
+                          "(SELECT max(round_id) FROM leases WHERE app_id = ?1 AND job = ?2) ORDER BY gpu");
+    st.bind_all(app, job);
+    while (st.step()) gpus.push_back(static_cast<GpuIndex>(st.int64(0)));
+  }
+  if (r.getRank() >= gpus.size()) throw not_found("rank " + std::to_string(r.getRank()) + " of job " + name + " attempt " + std::to_string(attempt));
+  std::string host;
+  {
+    auto st = db_.prepare("SELECT h.name FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE g.gpu = ?");
+    st.bind(1, static_cast<std::int64_t>(gpus[r.getRank()]));
+    if (st.step()) host = st.text(0);
+  }
+  const auto session = sessions_.find(host);
+  if (host.empty() || session == sessions_.end() || session->second.routing_id.empty()) {
+    throw RequestError(wire::ErrorCode::INTERNAL, "the log of job " + name + " is on host " + (host.empty() ? "?" : host) +
+                                                      ", which is not connected now");
+  }
+  const double now = env_->now();
+  std::erase_if(log_relays_, [&](const auto& entry) { return entry.second.deadline < now; });
+  if (log_relays_.size() >= kMaxLogRelays) throw RequestError(wire::ErrorCode::INTERNAL, "too many log reads in flight; try again");
+  const std::uint64_t relay = next_log_relay_++;
+  log_relays_[relay] = {routing_id, in.request_id(), app, job, attempt, host, now + kLogRelaySeconds};
+  net::OutMessage out(next_request_id_++);
+  auto forward = out.body().initReadLog();
+  forward.setApp(app);
+  forward.setJob(job);
+  forward.setAttempt(attempt);
+  forward.setRank(r.getRank());
+  forward.setOffset(r.getOffset());
+  forward.setMaxBytes(r.getMaxBytes());
+  forward.setRelay(relay);
+  send_to_host(host, out);
+}
+
+void Coordinator::on_log_chunk(const std::string& routing_id, const Caller& /*caller*/, const net::InMessage& in) {
+  const auto chunk = in.envelope().getBody().getLogChunk();
+  const auto it = log_relays_.find(chunk.getRelay());
+  if (it == log_relays_.end()) return;  // its reader gave up
+  const LogRelay relay = it->second;
+  log_relays_.erase(it);
+  if (host_of_routing(routing_id) != relay.host) return;  // only the host it was asked of answers it
+  bool ended = true;
+  {
+    auto st = db_.prepare("SELECT attempt = ? AND state IN ('STARTING','RUNNING','STOPPING') FROM jobs WHERE app_id = ? AND job = ?");
+    st.bind_all(static_cast<std::int64_t>(relay.attempt), relay.app, relay.job);
+    if (st.step()) ended = st.int64(0) == 0;
+  }
+  net::OutMessage out(relay.request_id);
+  auto to_client = out.body().initLogChunk();
+  to_client.setData(chunk.getData());
+  to_client.setOffset(chunk.getOffset());
+  to_client.setSize(chunk.getSize());
+  to_client.setAttempt(relay.attempt);
+  to_client.setHost(relay.host);
+  to_client.setEnded(ended);
+  to_client.setMissing(chunk.getMissing());
+  reply(relay.client, out);
+}
+
+std::string Coordinator::progress_text(std::int64_t app, const std::string& state, const std::string& probe) const {
+  if (const auto l = launchers_.find(app); l != launchers_.end() && l->second.iterations_planned > 0) {
+    return std::to_string(l->second.iterations_done) + "/" + std::to_string(l->second.iterations_planned) + " " +
+           (l->second.phase.empty() ? std::string("train") : l->second.phase);
+  }
+  if (state == "QUEUED") return "queued";
+  if (state == "PENDING") return probe == "waiting" ? "probe wait" : "waiting";
+  if (state == "RUNNING") return probe == "running" ? "probe" : "run";
+  if (state == "COMPLETED") return "done";
+  if (state == "FAILED") return "failed";
+  if (state == "CANCELLED") return "cancelled";
+  return state;
+}
+
 void Coordinator::on_query(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   const auto query = in.envelope().getBody().getQuery();
   const std::int64_t app = query.getApp();
   json doc = {{"apiVersion", "themis/v1"}};
   switch (query.getKind()) {
-    case wire::QueryKind::APPS:
+    case wire::QueryKind::APPS: {
       doc["kind"] = "AppList";
-      doc["items"] = typed_rows(db_, "SELECT * FROM apps_rho ORDER BY app");
+      doc["items"] = typed_rows(db_, "SELECT r.*, a.probe FROM apps_rho r JOIN apps a ON a.id = r.app ORDER BY r.app");
+      const double now = env_->now();
+      for (auto& item : doc["items"]) {
+        // REASON is explain's verdict (one function for both); the admission text moves to its own field.
+        item["admission"] = item["reason"];
+        item["reason"] = nullptr;
+        const std::string state = item["state"].get<std::string>();
+        const bool waiting = state == "PENDING" || state == "QUEUED" || (state == "RUNNING" && item["jobs_pending"] != 0);
+        if (waiting) {
+          const std::int64_t id = item["app"].get<std::int64_t>();
+          const auto why = list_reason(explain_app(db_, id, now, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded));
+          if (!why.empty()) item["reason"] = why;
+        }
+        item["progress"] = progress_text(item["app"].get<std::int64_t>(), state, item["probe"].is_string() ? item["probe"].get<std::string>() : "");
+        item.erase("probe");
+      }
       break;
+    }
     case wire::QueryKind::NODES:
       doc["kind"] = "NodeList";
       doc["items"] = typed_rows(db_, "SELECT * FROM gpu_utilisation");
@@ -257,6 +416,21 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       doc["kind"] = "RoundList";
       doc["items"] = typed_rows(db_, "SELECT * FROM rounds_recent");
       break;
+    case wire::QueryKind::HISTORY: {
+      store::HistoryPeriod period;
+      if (query.getSince() > 0) period.since = query.getSince();
+      if (query.getUntil() > 0) period.until = query.getUntil();
+      if (period.since && period.until && *period.until <= *period.since) {
+        throw bad_spec("history: until must be later than since");
+      }
+      period.user = query.getUser();
+      doc["kind"] = "History";
+      doc["since"] = period.since ? json(*period.since) : json();
+      doc["until"] = period.until ? json(*period.until) : json();
+      doc["items"] = store::finished_apps(db_, period);
+      doc["totals"] = store::user_totals(db_, period);
+      break;
+    }
     case wire::QueryKind::WHOAMI:
       doc["kind"] = "Identity";
       doc["principal"] = caller.name;
@@ -307,7 +481,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
                                    app);
         doc["active_apps"] = typed_rows(db_, "SELECT app, name, rho FROM apps_rho WHERE state IN ('PENDING','RUNNING') ORDER BY rho DESC");
         doc["free_gpus"] = typed_rows(db_,
-                                      "SELECT count(*) AS n FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' "
+                                      "SELECT count(*) AS n FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' AND h.drain_reason IS NULL "
                                       "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active')")[0]["n"];
         doc["next_expiry"] = typed_rows(db_,
                                         "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(expiry), 'unixepoch') AS t FROM leases WHERE state = 'active'")[0]["t"];

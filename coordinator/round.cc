@@ -49,6 +49,7 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
   s.settings.lease_duration = static_cast<double>(config_.lease_duration_ms) / 1000.0;
   s.settings.probe_duration = static_cast<double>(config_.probe_duration_ms) / 1000.0;
   s.machine_up = registered.up;
+  s.machine_drained = registered.drained;
   const auto placement_of = [this](AppId app) {
     return has_launcher(app) ? planner::JobPlacement::kByApp : planner::JobPlacement::kByCoordinator;
   };

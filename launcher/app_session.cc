@@ -206,6 +206,14 @@ AppStatus AppSession::status(Seconds now) const {
   }
   s.progress = planned > 0 ? std::clamp(done / planned, 0.0, 1.0) : 0;
   if (s.finished) s.progress = 1;
+  s.iterations_planned = static_cast<std::uint64_t>(std::llround(planned));
+  s.iterations_done = std::min(s.iterations_planned, static_cast<std::uint64_t>(std::llround(done)));
+  if (s.finished) s.phase = "done";
+  else if (scheduler.spec().kind == SchedulerKind::kSuccessiveHalving) {
+    s.phase = "halving " + std::to_string(scheduler.phase() + 1) + "/" + std::to_string(scheduler.phases());
+  } else {
+    s.phase = "train";
+  }
   int running = 0, waiting = 0, stopped = 0, finished = 0;
   for (int j = 0; j < agent_.job_count(); ++j) {
     const auto view = agent_.job(j);

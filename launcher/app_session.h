@@ -7,6 +7,7 @@
 // An attempt ends when every rank has exited (the coordinator relays each rank's exit). Its outcome:
 // rank 0's "exit" event status when it arrived ("completed", "preempted"; anything else is a failure),
 // else the exit codes: all 0 is "completed", or "preempted" if the launcher had asked it to stop.
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
@@ -33,6 +34,9 @@ struct AppStatus {
   std::optional<double> best_loss;
   int demand = 0;               // more GPUs it could use now (whole gangs of runnable jobs)
   std::string summary;          // one line, e.g. "phase 2/3, 2 running, 1 waiting, 1 stopped early"
+  std::uint64_t iterations_done = 0;     // Σ over jobs of iterations trained, each up to its phase target
+  std::uint64_t iterations_planned = 0;  // Σ_i J_i · I_i: iterations the scheduler runs in all
+  std::string phase;            // "train", "halving 2/3" (successive halving), "done"
 };
 
 class AppSession {

@@ -315,6 +315,9 @@ void LauncherDaemon::send_status(double now, bool force) {
   msg.setDemand(static_cast<std::uint32_t>(status.demand));
   msg.setSummary(status.summary);
   msg.setState(state);
+  msg.setIterationsDone(status.iterations_done);
+  msg.setIterationsPlanned(status.iterations_planned);
+  msg.setPhase(status.phase);
   send(out);
 }
 

@@ -83,6 +83,10 @@ std::string body_name(wire::Envelope::Body::Which which) {
     case W::STOP_LAUNCHER: return "stopLauncher";
     case W::LAUNCHER_EXITED: return "launcherExited";
     case W::NODELET_STOPPING: return "nodeletStopping";
+    case W::DRAIN: return "drain";
+    case W::RESUME: return "resume";
+    case W::READ_LOG: return "readLog";
+    case W::LOG_CHUNK: return "logChunk";
   }
   return "unknown(" + std::to_string(static_cast<int>(which)) + ")";
 }

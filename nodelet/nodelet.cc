@@ -20,6 +20,7 @@
 
 #include "net/fencing.h"
 #include "nodelet/nodelet_metrics.h"
+#include "nodelet/job_log.h"
 #include "net/sd_notify.h"
 #include "net/socket_security.h"
 
@@ -401,6 +402,23 @@ void Nodelet::handle(const zmq::message_t& frame) {
         break;
       }
       case W::START_LAUNCHER: start_launcher(body.getStartLauncher()); break;
+      case W::READ_LOG: {
+        // themisctl logs, relayed by the coordinator (which checked who may read it).
+        const auto r = body.getReadLog();
+        const LogSlice slice = read_job_log(config_.work_dir, r.getApp(), r.getJob(), r.getAttempt(), r.getRank(), r.getOffset(),
+                                            r.getMaxBytes());
+        net::OutMessage out(in->request_id());
+        auto chunk = out.body().initLogChunk();
+        chunk.setData(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(slice.data.data()), slice.data.size()));
+        chunk.setOffset(slice.offset);
+        chunk.setSize(slice.size);
+        chunk.setAttempt(r.getAttempt());
+        chunk.setHost(config_.host);
+        chunk.setRelay(r.getRelay());
+        chunk.setMissing(slice.missing);
+        send(out);
+        break;
+      }
       case W::STOP_LAUNCHER: {
         const auto s = body.getStopLauncher();
         stop_launcher(s.getApp(), s.getGeneration(), s.getGraceMs());

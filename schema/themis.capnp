@@ -36,6 +36,10 @@ struct Envelope {
     stopLauncher @25 :StopLauncher;
     launcherExited @26 :LauncherExited;
     nodeletStopping @27 :NodeletStopping;
+    drain @28 :Drain;
+    resume @29 :Resume;
+    readLog @30 :ReadLog;
+    logChunk @31 :LogChunk;
   }
 }
 
@@ -215,11 +219,15 @@ enum QueryKind {
   rounds @4;
   explain @5;
   whoami @6;
+  history @7;                        # finished apps and per-user totals (since, until, user)
 }
 
 struct Query {
   kind @0 :QueryKind;
   app @1 :Int64;
+  since @2 :Float64;                 # history: apps that finished at or after this (unix seconds; 0: any)
+  until @3 :Float64;                 # history: ... and before this (0: now)
+  user @4 :Text;                     # history: only this owner's apps (empty: everyone's)
 }
 
 struct QueryReply {
@@ -295,6 +303,9 @@ struct AppStatus {
   summary @6 :Text;
   demand @7 :UInt32;                 # more GPUs it could use now
   state @8 :Text;                    # JSON the launcher resumes from if it is restarted (opaque to the coordinator)
+  iterationsDone @9 :UInt64;         # iterations its jobs trained, each counted up to its phase target
+  iterationsPlanned @10 :UInt64;     # iterations its scheduler runs in all (0: unknown, an older launcher)
+  phase @11 :Text;                   # what it does now, one word or two: "train", "halving 2/3", "done"
 }
 
 # ---- launchers started by the coordinator through a nodelet (docs/launcher.md, "Managed launchers")
@@ -336,4 +347,44 @@ struct LauncherExited {
 # its session at once, as for a lost host, and records HostStopped instead of HostDown. Answered with an Ack.
 struct NodeletStopping {
   reason @0 :Text;
+}
+
+# ---- host maintenance (themisctl drain/resume; admins only), answered with an Ack
+
+# themisctl -> coordinator: lease none of the host's GPUs again; its leases end at their expiry. Draining a
+# drained host replaces the reason.
+struct Drain {
+  host @0 :Text;
+  reason @1 :Text;                   # required: shown in themisctl hosts
+}
+
+# themisctl -> coordinator: the host's GPUs may be leased again.
+struct Resume {
+  host @0 :Text;
+}
+
+# ---- job output (themisctl logs): themisctl -> coordinator -> the nodelet that ran the rank, and back
+
+# A byte range of one rank's log (its stdout and stderr). The coordinator checks that the caller owns the
+# app (or is an admin), fills in the attempt and relays it to the rank's nodelet with its own `relay` id.
+struct ReadLog {
+  app @0 :Int64;
+  job @1 :Int64;
+  attempt @2 :UInt32;                # 0: the job's latest attempt
+  rank @3 :UInt32;
+  offset @4 :UInt64;                 # first byte wanted
+  maxBytes @5 :UInt32;               # at most this many (the nodelet sends at most 65536)
+  relay @6 :UInt64;                  # coordinator -> nodelet: echoed in the LogChunk
+}
+
+# nodelet -> coordinator -> themisctl: the bytes read.
+struct LogChunk {
+  data @0 :Data;
+  offset @1 :UInt64;                 # of data's first byte in the log
+  size @2 :UInt64;                   # the log's size when it was read
+  attempt @3 :UInt32;
+  host @4 :Text;
+  ended @5 :Bool;                    # set by the coordinator: the attempt has ended, the log grows no more
+  relay @6 :UInt64;
+  missing @7 :Bool;                  # the nodelet has no such log
 }

@@ -110,6 +110,6 @@ class Database {
   CommitClock commit_clock_;
 };
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 9;
 
 }  // namespace themis::store

@@ -241,10 +241,39 @@ CREATE TABLE round_records (
 );
 )sql";
 
+// Event kinds are CamelCase, one table of them (store/event_kinds.h): rows written under the old names of
+// app and job ends (AppCOMPLETED, FAILED, ...) take the new ones. The append-only trigger is lifted for it.
+const char* const kVersion8 = R"sql(
+DROP TRIGGER events_no_update;
+UPDATE events SET kind = CASE kind
+  WHEN 'AppCOMPLETED' THEN 'AppCompleted' WHEN 'AppFAILED' THEN 'AppFailed' WHEN 'AppCANCELLED' THEN 'AppCancelled'
+  WHEN 'COMPLETED' THEN 'Completed' WHEN 'FAILED' THEN 'Failed' WHEN 'CANCELLED' THEN 'Cancelled' END
+WHERE kind IN ('AppCOMPLETED', 'AppFAILED', 'AppCANCELLED', 'COMPLETED', 'FAILED', 'CANCELLED');
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+)sql";
+
+// Drained hosts (themisctl drain/resume, docs/admin.md): no new leases on their GPUs. gpu_utilisation keeps
+// its columns and appends drain ('draining' while leases remain, then 'drained') and drain_reason.
+const char* const kVersion9 = R"sql(
+ALTER TABLE hosts ADD COLUMN drain_reason TEXT;   -- NULL: not drained
+ALTER TABLE hosts ADD COLUMN drained_at REAL;
+ALTER TABLE hosts ADD COLUMN drained_by TEXT;     -- the admin who drained it
+DROP VIEW gpu_utilisation;
+CREATE VIEW gpu_utilisation AS
+SELECT h.name AS host, h.rack, h.state, count(g.gpu) AS gpus,
+       count(l.id) AS allocated,
+       round(CAST(count(l.id) AS REAL) / count(g.gpu), 3) AS utilisation,
+       CASE WHEN h.drain_reason IS NULL THEN NULL WHEN count(l.id) > 0 THEN 'draining' ELSE 'drained' END AS drain,
+       h.drain_reason
+FROM hosts h JOIN gpus g ON g.host_id = h.id
+LEFT JOIN leases l ON l.gpu = g.gpu AND l.state = 'active'
+GROUP BY h.id ORDER BY h.name;
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6, kVersion7};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6, kVersion7, kVersion8, kVersion9};
   return steps;
 }
 

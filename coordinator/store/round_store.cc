@@ -11,7 +11,7 @@ using nlohmann::json;
 RegisteredCluster RoundStore::registered_cluster() {
   RegisteredCluster c;
   c.spec.name = "themis";
-  auto hosts = db_.prepare("SELECT id, name, rack, state, first_gpu FROM hosts ORDER BY first_gpu");
+  auto hosts = db_.prepare("SELECT id, name, rack, state, first_gpu, drain_reason IS NOT NULL FROM hosts ORDER BY first_gpu");
   while (hosts.step()) {
     ClusterSpec::MachineSpec m;
     m.name = hosts.text(1);
@@ -22,6 +22,7 @@ RegisteredCluster RoundStore::registered_cluster() {
     c.spec.machines.push_back(std::move(m));
     c.up.push_back(hosts.text(3) == "up");
     c.first_gpu.push_back(hosts.int64(4));
+    c.drained.push_back(hosts.int64(5) != 0);
   }
   return c;
 }

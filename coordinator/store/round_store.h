@@ -15,6 +15,7 @@ namespace themis::store {
 struct RegisteredCluster {
   ClusterSpec spec;                        // machines in GPU order
   std::vector<bool> up;                    // by machine
+  std::vector<bool> drained;               // by machine (themisctl drain)
   std::vector<std::int64_t> first_gpu;     // by machine, as stored
 };
 

@@ -47,11 +47,15 @@ bool machine_up(const RoundSnapshot& s, int machine) {
   return s.machine_up.empty() || s.machine_up.at(static_cast<std::size_t>(machine));
 }
 
+bool machine_drained(const RoundSnapshot& s, int machine) {
+  return !s.machine_drained.empty() && s.machine_drained.at(static_cast<std::size_t>(machine));
+}
+
 bool same_lease(const HeldLease& a, const HeldLease& b) {
   return a.gpu == b.gpu && a.app == b.app && a.round == b.round && a.start == b.start;
 }
 
-// GPUs that may be leased in `s`: on an up machine and held by no lease but those in `ending`.
+// GPUs that may be leased in `s`: on an up machine that is not drained, and held by no lease but those in `ending`.
 std::set<GpuIndex> available_gpus(const RoundSnapshot& s, const std::vector<HeldLease>& ending) {
   std::set<GpuIndex> held;
   for (const HeldLease& l : s.leases) {
@@ -60,7 +64,7 @@ std::set<GpuIndex> available_gpus(const RoundSnapshot& s, const std::vector<Held
   }
   std::set<GpuIndex> out;
   for (const Gpu& gpu : s.cluster->gpus()) {
-    if (machine_up(s, gpu.machine) && !held.count(gpu.index)) out.insert(gpu.index);
+    if (machine_up(s, gpu.machine) && !machine_drained(s, gpu.machine) && !held.count(gpu.index)) out.insert(gpu.index);
   }
   return out;
 }
@@ -126,7 +130,11 @@ RoundFrame open_round(const RoundSnapshot& s) {
     const bool probe = std::any_of(frame.probes.begin(), frame.probes.end(), [g](const auto& p) { return p.second == g; });
     if (!probe) frame.offered.push_back(g);
   }
-  frame.empty = free.empty() || (demand == 0 && probe_waiting.empty() && frame.expiring.empty());
+  // A lease ending on a drained host ends in this round even when nothing is free: nobody may renew it.
+  const bool unavailable_lease_ends = std::any_of(frame.expiring.begin(), frame.expiring.end(), [&](const HeldLease& l) {
+    return machine_drained(s, s.cluster->gpu(l.gpu).machine);
+  });
+  frame.empty = !unavailable_lease_ends && (free.empty() || (demand == 0 && probe_waiting.empty() && frame.expiring.empty()));
   frame.needs_policy = !frame.empty && !frame.offered.empty() && demand > 0;
 
   frame.input.cluster = s.cluster;

@@ -84,6 +84,7 @@ json snapshot_to_json(const RoundSnapshot& s) {
               {"probe_duration", s.settings.probe_duration},
               {"batch_window", s.settings.batch_window},
               {"machine_up", s.machine_up},
+              {"machine_drained", s.machine_drained},
               {"leases", leases},
               {"apps", apps}};
   if (s.reserved_probes) {
@@ -137,6 +138,7 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
   s.settings.probe_duration = get<double>(j, "probe_duration");
   s.settings.batch_window = get<double>(j, "batch_window");
   s.machine_up = get<std::vector<bool>>(j, "machine_up");
+  if (j.contains("machine_drained")) s.machine_drained = get<std::vector<bool>>(j, "machine_drained");  // recorded before drains: none
   for (const json& l : field(j, "leases")) {
     s.leases.push_back({get<GpuIndex>(l, "gpu"), get<AppId>(l, "app"), get<JobId>(l, "job"), get<RoundId>(l, "round"),
                         get<double>(l, "start"), get<double>(l, "expiry"), parse_placement(get<std::string>(l, "placement"))});

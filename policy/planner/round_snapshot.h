@@ -61,6 +61,9 @@ struct RoundSnapshot {
   Seconds now = 0;
   RoundSettings settings;
   std::vector<bool> machine_up;  // by machine index; empty: every machine is up
+  // By machine index; empty: none. A drained machine's GPUs get no new lease and no renewal: its leases
+  // end at their expiry (its jobs finish or are preempted then), and then its GPUs stay idle.
+  std::vector<bool> machine_drained;
   std::vector<HeldLease> leases;  // every active lease
   std::vector<AppState> apps;     // active apps, ordered by id
   // Once the round's offer went out: the GPUs it set aside for probes, kept while they are still free

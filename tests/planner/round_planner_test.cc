@@ -291,5 +291,40 @@ TEST_F(RoundPlannerTest, AnAppWiderThanTheUpClusterGetsNoProbeAndDoesNotCompete)
   EXPECT_EQ(policy.seen_demand.count(1), 1u);
 }
 
+TEST_F(RoundPlannerTest, ADrainedMachineGetsNoNewLeaseAndItsLeasesEndAtExpiry) {
+  ScriptedApp app(1, 2.0, 2);
+  auto s = snapshot(600);
+  s.machine_drained = {false, true, false, false};  // GPUs 4-7
+  // Job 3 holds GPUs 4-5 on the drained machine; its leases end now. Every other GPU is busy until 900.
+  s.leases = {{4, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}, {5, 1, 3, 1, 0, 600, JobPlacement::kByCoordinator}};
+  for (GpuIndex g : {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15}) s.leases.push_back({g, 2, 0, 1, 0, 900, JobPlacement::kByCoordinator});
+  s.apps.push_back(coordinator_app(1, &app, 2, 1, {}));
+  const RoundFrame frame = open_round(s);
+  EXPECT_FALSE(frame.empty) << "the drained machine's leases must still end";
+  EXPECT_TRUE(frame.offered.empty());
+  ScriptedPolicy policy([](const arbiter::RoundInput&) { return arbiter::RoundOutcome{}; });
+  const RoundPlan plan = plan_round(s, policy, rng);
+  EXPECT_EQ(plan.expired.size(), 2u);
+  EXPECT_TRUE(plan.leases.empty());
+  EXPECT_EQ(plan.preempted, (std::vector<JobRef>{{1, 3}}));
+
+  // With the other machines free, nothing is offered or leased on the drained one.
+  auto idle = snapshot(0);
+  idle.machine_drained = {false, true, false, false};
+  idle.apps.push_back(coordinator_app(1, &app, 2, 1, {7}));
+  EXPECT_EQ(open_round(idle).offered, (std::vector<GpuIndex>{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15}));
+  ScriptedPolicy greedy([](const arbiter::RoundInput&) { return grant(1, {4, 5}); });
+  EXPECT_THROW(plan_round(idle, greedy, rng), std::logic_error);  // never offered, so never grantable
+  // Drained GPUs that the round offered before the drain are not leased when the outcome settles.
+  auto before = snapshot(0);
+  before.apps.push_back(coordinator_app(1, &app, 2, 1, {7}));
+  const RoundFrame opened = open_round(before);
+  auto later = before;
+  later.machine_drained = {false, true, false, false};
+  const RoundPlan settled = settle_round(later, opened, grant(1, {4, 5}));
+  EXPECT_TRUE(settled.leases.empty());
+  EXPECT_EQ(settled.idle.size(), 2u);
+}
+
 }  // namespace
 }  // namespace themis::planner

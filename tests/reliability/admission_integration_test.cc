@@ -39,7 +39,9 @@ TEST(Admission, AppsOverTheDemandCapQueueWithAReasonAndAreAdmittedInOrder) {
   const auto apps = cluster.ctl("bob", {"apps"});
   ASSERT_EQ(apps.code, 0) << apps.out;
   EXPECT_NE(apps.out.find("QUEUED"), std::string::npos) << apps.out;
-  EXPECT_NE(apps.out.find("queued: admission (demand 5 GPUs would exceed cap 4)"), std::string::npos) << apps.out;
+  EXPECT_NE(apps.out.find("Admission"), std::string::npos) << apps.out;
+  const auto wide = cluster.ctl("bob", {"apps", "-o", "wide"});  // the admission text is a wide column
+  EXPECT_NE(wide.out.find("queued: admission (demand 5 GPUs would exceed cap 4)"), std::string::npos) << wide.out;
   const auto show = cluster.ctl("alice", {"--json", "show", second});
   const auto doc = nlohmann::json::parse(show.out);
   EXPECT_EQ(doc["app"]["state"], "QUEUED");
