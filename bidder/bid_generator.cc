@@ -291,6 +291,24 @@ class Generator {
 
 }  // namespace
 
+ShapeScope widest_scope(Locality placement, double rho, const std::function<double(Locality)>& rho_at) {
+  // The same count per slot spans the same slots, hence the same placement: always the same ρ.
+  ShapeScope scope = ShapeScope::kSlot;
+  for (int s = static_cast<int>(ShapeScope::kMachine); s <= static_cast<int>(ShapeScope::kAnywhere); ++s) {
+    // Spanning several groups of this level already (placement >= the level that means so), every
+    // realization spans the same groups. Otherwise it may land anywhere within one such group, from
+    // one slot up, and ρ must be the same at each of those placements.
+    const bool spans_several = s <= kLocalityLevels - 1 && static_cast<int>(placement) >= s;
+    bool same = true;
+    if (!spans_several)
+      for (int level = 0; level <= std::min(s - 1, kLocalityLevels - 1) && same; ++level)
+        same = level == static_cast<int>(placement) || rho_at(static_cast<Locality>(level)) == rho;
+    if (!same) break;
+    scope = static_cast<ShapeScope>(s);
+  }
+  return scope;
+}
+
 std::vector<int> bid_counts(int max_count, const BidSettings& settings) {
   detail::require_at_least(kWhere, "settings.max_rows", settings.max_rows, 1);
   detail::require_at_least(kWhere, "settings.dense_counts", settings.dense_counts, 0);
@@ -359,8 +377,11 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     if (!any) break;
   }
   for (std::size_t i = 0; i < counts.size(); ++i)
-    for (const Pick* p : chosen[i])
-      bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho});
+    for (const Pick* p : chosen[i]) {
+      const auto rho_at = [&](Locality level) { return valuation(held + counts[i], level); };
+      bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho,
+                          widest_scope(p->candidate.placement, p->rho, rho_at)});
+    }
   return bid;
 }
 
