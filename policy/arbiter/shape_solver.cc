@@ -246,7 +246,6 @@ class Search {
 
 constexpr int kRootSteps = 300;
 constexpr int kWarmRootSteps = 40;
-constexpr int kNodeSteps = 6;
 
 }  // namespace
 
@@ -264,7 +263,7 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   std::vector<double> lambda = prices;
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
-  const bool complete = search.run(std::move(lambda), kNodeSteps);
+  const bool complete = search.run(std::move(lambda), node_steps_);
 
   PackingSolution solution;
   solution.choice = search.best_choice();

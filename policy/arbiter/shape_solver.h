@@ -21,9 +21,15 @@ namespace themis::arbiter {
 
 class ShapeSolver final : public WinnerSolver {
  public:
+  // Subgradient steps at each node the inherited prices do not prune (0: the root's prices throughout).
+  static constexpr int kDefaultNodeSteps = 6;
+  explicit ShapeSolver(int node_steps = kDefaultNodeSteps) : node_steps_(node_steps) {}
   std::string_view name() const override { return "shape"; }
   PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
                         const SolveHints& hints) override;
+
+ private:
+  int node_steps_;
 };
 
 }  // namespace themis::arbiter
