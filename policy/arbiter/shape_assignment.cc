@@ -21,7 +21,21 @@ std::vector<std::vector<GpuIndex>> assign_shapes(const Cluster& cluster, const S
     for (const ShapeDemand& d : problem.demands[b][static_cast<std::size_t>(choice[b])])
       pending.push_back({problem.groups[static_cast<std::size_t>(d.group)].level, static_cast<int>(b), d});
   }
-  std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) { return x.level < y.level; });
+  // Narrowest groups first (that is what makes every demand fit). Within a level, a demand that names
+  // more GPUs of its group goes first, so GPUs go to the app that named them (the one running on
+  // them), then larger demands (they need the locality more); bid order only after that.
+  const auto named_inside = [&](const Pending& p) {
+    const auto& group = problem.groups[static_cast<std::size_t>(p.demand.group)].gpus;
+    const auto& mine = named[static_cast<std::size_t>(p.bidder)];
+    return std::count_if(mine.begin(), mine.end(),
+                         [&](GpuIndex g) { return std::binary_search(group.begin(), group.end(), g); });
+  };
+  std::stable_sort(pending.begin(), pending.end(), [&](const Pending& x, const Pending& y) {
+    if (x.level != y.level) return x.level < y.level;
+    const auto nx = named_inside(x), ny = named_inside(y);
+    if (nx != ny) return nx > ny;
+    return x.demand.count > y.demand.count;
+  });
 
   std::set<GpuIndex> taken;
   std::vector<std::vector<GpuIndex>> out(choice.size());
