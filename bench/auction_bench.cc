@@ -149,7 +149,8 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 
 // A solver configuration: "bnb", "cbc", "shape", "bnb-lagrangian" (bnb without its LP search: the
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
-// shape problem, the same problem `shape` solves).
+// shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
+// prices throughout (no subgradient steps at the nodes).
 bool solves_shapes(const std::string& name) {
   return name == "shape" || name == "cbc-shape" || name == "shape-root-prices";
 }
