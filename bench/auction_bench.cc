@@ -11,10 +11,12 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
-//                 [--solvers bnb,cbc,bnb-lagrangian] [--symmetry]
+//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian] [--symmetry]
 //
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
-// else 16); --solvers: default bnb,cbc; bnb-lagrangian is bnb without its LP search; --symmetry: solve
+// else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; shape
+// and cbc-shape solve the shape problem of the same bids (rows as shapes over their scope, core/bid.h),
+// the others every row's GPUs literally; "disagree" compares with CBC on the same problem; --symmetry: solve
 // nothing, count the swaps of two GPUs or two slots that map an instance onto itself. Solvers run one after the other on each instance, so machine load hits them alike.
 #include <time.h>
 
@@ -36,6 +38,8 @@
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/packing_problem.h"
 #include "policy/arbiter/partial_allocation.h"
+#include "policy/arbiter/shape_problem.h"
+#include "policy/arbiter/shape_solver.h"
 #include "core/rng.h"
 #include "core/topology.h"
 
@@ -55,8 +59,13 @@ Cluster bench_cluster(int gpus) {
 // The bidder library's slowdown priors (same machine 1.0, same rack 1.1, cross rack 1.3).
 double slowdown(Locality l) { return bidder::SlowdownModel().prior(l); }
 
+struct Instance {
+  PackingProblem concrete;  // every row's GPUs literally (bnb, cbc)
+  PackingProblem shapes;    // rows as shapes over their scope (shape, cbc-shape)
+};
+
 // Bids from the bidder library over a fragmented offer: `gpus` GPUs of a cluster twice that size.
-PackingProblem make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
+Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
   const Cluster cluster = bench_cluster(2 * gpus);
   Rng rng(seed);
   // Free slots (2 GPUs each): a random half of them.
@@ -95,7 +104,7 @@ PackingProblem make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
     bids.push_back(bidder::generate_bid(cluster, offer, bidder::BidRequest{b, held_gpus, demand, rho_no_new},
                                         valuation, settings));
   }
-  return make_packing_problem(offer, bids, 64);
+  return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64).packing};
 }
 
 double cpu_ms() {
@@ -138,26 +147,36 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
   return false;
 }
 
-// A solver configuration: "bnb", "cbc", or "bnb-lagrangian" (bnb without its LP search: the
-// Lagrangian depth-first search alone, as bnb was before the LP search).
+// A solver configuration: "bnb", "cbc", "shape", "bnb-lagrangian" (bnb without its LP search: the
+// Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
+// shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
+// prices throughout (no subgradient steps at the nodes).
+bool solves_shapes(const std::string& name) {
+  return name == "shape" || name == "cbc-shape" || name == "shape-root-prices";
+}
+
 std::unique_ptr<WinnerSolver> make_solver(const std::string& name) {
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
+  if (name == "cbc-shape") return make_winner_solver(SolverKind::kCbc);
+  if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
   const auto kind = parse_solver_kind(name);
   if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
   return make_winner_solver(*kind);
 }
 
 void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
-  std::vector<PackingProblem> problems;
-  double rows = 0;
+  std::vector<Instance> problems;
+  double rows = 0, shape_rows = 0;
   for (int i = 0; i < instances; ++i) {
     const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
     problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
-    for (const auto& b : problems.back().bidders) rows += static_cast<double>(b.rows.size());
+    for (const auto& b : problems.back().concrete.bidders) rows += static_cast<double>(b.rows.size());
+    for (const auto& b : problems.back().shapes.bidders) shape_rows += static_cast<double>(b.rows.size());
   }
   std::map<std::string, SolverRuns> runs;
-  for (const PackingProblem& p : problems) {
+  for (const Instance& instance : problems) {
     for (const std::string& name : solvers) {
+      const PackingProblem& p = solves_shapes(name) ? instance.shapes : instance.concrete;
       auto solver = make_solver(name);
       const double cpu_start = cpu_ms();
       const auto start = std::chrono::steady_clock::now();
@@ -185,10 +204,16 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
       std::snprintf(text, sizeof text, "%.1f / %.1f", percentile(cbc.cpu_ms, 0.5) / cpu50,
                     percentile(cbc.cpu_ms, 0.95) / cpu95);
       ratio = text;
-      for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], cbc.results[i]) ? 1 : 0;
+    }
+    // Disagreement is checked against CBC on the same problem (the shape problem is a different one:
+    // its optimum can only be higher, since every concrete row is one realization of its shape).
+    const std::string reference = solves_shapes(name) ? "cbc-shape" : "cbc";
+    if (name != reference && runs.contains(reference)) {
+      const SolverRuns& ref = runs[reference];
+      for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], ref.results[i]) ? 1 : 0;
     }
     std::printf("| %d | %d | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
-                size.bidders, size.gpus, rows / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
+                size.bidders, size.gpus, (solves_shapes(name) ? shape_rows : rows) / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
                 ms(p95).c_str(), ms(percentile(r.wall_ms, 1.0)).c_str(), ms(cpu50).c_str(), ms(cpu95).c_str(),
                 r.proven, instances, r.worst_gap, ratio.c_str(), disagreements);
     std::fflush(stdout);
@@ -219,7 +244,7 @@ void symmetry_counts(const Size& size, int instances) {
   long gpu_swaps = 0, gpu_symmetries = 0, slot_swaps = 0, slot_symmetries = 0;
   for (int i = 0; i < instances; ++i) {
     const PackingProblem p = make_bidder_instance(
-        size.bidders, size.gpus, 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i));
+        size.bidders, size.gpus, 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i)).concrete;
     const auto n = static_cast<std::size_t>(p.item_count);
     std::vector<int> identity(n);
     for (std::size_t g = 0; g < n; ++g) identity[g] = static_cast<int>(g);
@@ -260,7 +285,7 @@ int run(int argc, char** argv) {
   double budget = 2.0;
   int instances = 0;
   std::vector<Size> sizes = {{20, 64}, {50, 256}, {200, 1024}};
-  std::vector<std::string> solvers = {"bnb", "cbc"};
+  std::vector<std::string> solvers = {"bnb", "cbc", "shape"};
   bool symmetry = false;
   for (int a = 1; a < argc; ++a) {
     const std::string_view flag = argv[a];

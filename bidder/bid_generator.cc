@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -289,7 +290,48 @@ class Generator {
   HeldSpan held_;
 };
 
+// `k` offered GPUs none of which is on machine `avoid`: fullest machines first, each from its fullest
+// slots; empty if the other machines hold fewer than k.
+std::vector<GpuIndex> spread_bundle(const Cluster& cluster, const std::vector<GpuIndex>& offer, int avoid, int k) {
+  std::vector<std::vector<GpuIndex>> machines(cluster.machines().size());
+  for (GpuIndex g : offer)
+    if (cluster.gpu(g).machine != avoid) machines[static_cast<std::size_t>(cluster.gpu(g).machine)].push_back(g);
+  std::stable_sort(machines.begin(), machines.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::vector<GpuIndex> out;
+  for (auto& gpus : machines) {
+    std::map<int, std::vector<GpuIndex>> slots;
+    for (GpuIndex g : gpus) slots[cluster.gpu(g).slot].push_back(g);
+    std::vector<std::vector<GpuIndex>> ordered;
+    for (auto& [slot, members] : slots) ordered.push_back(std::move(members));
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const auto& members : ordered)
+      for (GpuIndex g : members)
+        if (static_cast<int>(out.size()) < k) out.push_back(g);
+  }
+  if (static_cast<int>(out.size()) < k) return {};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
+
+ShapeScope widest_scope(Locality placement, double rho, const std::function<double(Locality)>& rho_at) {
+  // The same count per slot spans the same slots, hence the same placement: always the same ρ.
+  ShapeScope scope = ShapeScope::kSlot;
+  for (int s = static_cast<int>(ShapeScope::kMachine); s <= static_cast<int>(ShapeScope::kAnywhere); ++s) {
+    // Spanning several groups of this level already (placement >= the level that means so), every
+    // realization spans the same groups. Otherwise it may land anywhere within one such group, from
+    // one slot up, and ρ must be the same at each of those placements.
+    const bool spans_several = s <= kLocalityLevels - 1 && static_cast<int>(placement) >= s;
+    bool same = true;
+    if (!spans_several)
+      for (int level = 0; level <= std::min(s - 1, kLocalityLevels - 1) && same; ++level)
+        same = level == static_cast<int>(placement) || rho_at(static_cast<Locality>(level)) == rho;
+    if (!same) break;
+    scope = static_cast<ShapeScope>(s);
+  }
+  return scope;
+}
 
 std::vector<int> bid_counts(int max_count, const BidSettings& settings) {
   detail::require_at_least(kWhere, "settings.max_rows", settings.max_rows, 1);
@@ -358,9 +400,38 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     }
     if (!any) break;
   }
-  for (std::size_t i = 0; i < counts.size(); ++i)
-    for (const Pick* p : chosen[i])
-      bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho});
+  // Rows in order; `spare` marks alternatives that make room for a spread row when max_rows is reached.
+  std::vector<char> spare;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const auto rho_at = [&](Locality level) { return valuation(held + counts[i], level); };
+    for (std::size_t n = 0; n < chosen[i].size(); ++n) {
+      const Pick* p = chosen[i][n];
+      bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho,
+                          widest_scope(p->candidate.placement, p->rho, rho_at)});
+      spare.push_back(n > 0 ? 1 : 0);
+      if (n > 0) continue;
+      // The best bundle fills one machine: an app whose ρ is the same spread over other machines
+      // says so, so that an app that needs the machine whole can win it (Themis Figure 5).
+      const BidRow& best = bid.rows.back();
+      std::vector<GpuIndex> spread = spread_bundle(cluster, offer.gpus, cluster.gpu(best.gpus.front()).machine, counts[i]);
+      if (spread.empty()) continue;
+      std::vector<GpuIndex> all(request.held.begin(), request.held.end());
+      all.insert(all.end(), spread.begin(), spread.end());
+      const Locality placement = cluster.locality(all);
+      if (placement <= p->candidate.placement || rho_at(placement) != p->rho) continue;
+      const bool named = std::any_of(chosen[i].begin(), chosen[i].end(), [&](const Pick* q) {
+        return generator.bundle(q->candidate, q->chunk, q->count) == spread;
+      });
+      if (named) continue;
+      bid.rows.push_back({std::move(spread), p->rho, widest_scope(placement, p->rho, rho_at)});
+      spare.push_back(0);
+    }
+  }
+  for (std::size_t r = bid.rows.size(); r-- > 0 && static_cast<int>(bid.rows.size()) > settings.max_rows;) {
+    if (spare[r] == 0) continue;
+    bid.rows.erase(bid.rows.begin() + static_cast<std::ptrdiff_t>(r));
+    spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(r));
+  }
   return bid;
 }
 

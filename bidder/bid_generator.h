@@ -40,6 +40,12 @@ struct BidRequest {
   double rho_no_new = 0;           // ρ if it wins nothing this round; > 0, finite
 };
 
+// The widest scope (core/bid.h) over which a row of placement `placement` and ρ `rho` keeps its ρ,
+// given ρ at each placement for the row's GPU count (`rho_at`): every row may say kSlot; kMachine,
+// kRack or kAnywhere where moving its GPUs within machines / racks / the offer can only land on
+// placements of the same ρ (a placement-insensitive app says kAnywhere). generate_bid sets it.
+ShapeScope widest_scope(Locality placement, double rho, const std::function<double(Locality)>& rho_at);
+
 // The counts k a bid covers for `max_count` = min(remaining demand, offer size).
 std::vector<int> bid_counts(int max_count, const BidSettings& settings);
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
 
 namespace themis::arbiter {
 
@@ -32,6 +33,9 @@ std::optional<std::string> row_problem(const Offer& offer, const BidRow& row, in
     return "row asks for " + std::to_string(row.gpus.size()) + " GPUs, more than the app's demand of " +
            std::to_string(demand);
   if (!positive_finite(row.rho)) return "rho must be finite and > 0, got " + describe(row.rho);
+  if (static_cast<int>(row.scope) < static_cast<int>(ShapeScope::kExact) ||
+      static_cast<int>(row.scope) > static_cast<int>(ShapeScope::kAnywhere))
+    return "scope must be 0 (exact) to 4 (anywhere), got " + std::to_string(static_cast<int>(row.scope));
   return std::nullopt;
 }
 

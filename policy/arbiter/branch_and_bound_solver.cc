@@ -1,6 +1,7 @@
 #include "policy/arbiter/branch_and_bound_solver.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -495,6 +496,8 @@ class Search {
 
 PackingSolution BranchAndBoundSolver::solve(const PackingProblem& problem, int excluded,
                                             const SolveLimits& limits, const SolveHints& hints) {
+  if (problem.capacitated())
+    throw std::invalid_argument("bnb: a shape (capacitated) problem needs the shape or cbc solver");
   Search search(problem, excluded, limits);
   if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded))
     search.offer_incumbent(improve_packing(problem, excluded, *hints.warm_start), excluded);

@@ -33,7 +33,12 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
       if (!(rows[r].gain > 0)) continue;
       CoinPackedVector column;
       column.insert(static_cast<int>(b), 1.0);
-      for (int item : rows[r].items) column.insert(bidder_rows + item, 1.0);
+      for (std::size_t k = 0; k < rows[r].items.size();) {  // a repeated item is one coefficient
+        std::size_t end = k;
+        while (end < rows[r].items.size() && rows[r].items[end] == rows[r].items[k]) ++end;
+        column.insert(bidder_rows + rows[r].items[k], static_cast<double>(end - k));
+        k = end;
+      }
       matrix.appendCol(column);
       objective.push_back(-rows[r].gain);  // CBC minimises
       columns.push_back({static_cast<int>(b), static_cast<int>(r)});
@@ -54,6 +59,8 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
   std::vector<double> col_lower(n, 0.0), col_upper(n, 1.0);
   std::vector<double> row_lower(static_cast<std::size_t>(bidder_rows + problem.item_count), 0.0);
   std::vector<double> row_upper(row_lower.size(), 1.0);
+  for (int item = 0; item < problem.item_count; ++item)
+    row_upper[static_cast<std::size_t>(bidder_rows + item)] = problem.capacity(item);
   OsiClpSolverInterface lp;
   lp.messageHandler()->setLogLevel(0);
   lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(),

@@ -43,7 +43,7 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
   };
   PackingChoice best(problem.bidders.size(), -1);
   double best_value = 0;
-  std::vector<char> used(static_cast<std::size_t>(problem.item_count));
+  std::vector<int> used(static_cast<std::size_t>(problem.item_count));
   for (const auto& score : scores) {
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](const Candidate& a, const Candidate& b) { return score(a) > score(b); });
@@ -53,9 +53,12 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
     for (const Candidate& c : candidates) {
       if (choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
       const auto& items = row_items(problem, c.bidder, c.row);
-      if (std::any_of(items.begin(), items.end(), [&](int i) { return used[static_cast<std::size_t>(i)] != 0; }))
+      for (int i : items) ++used[static_cast<std::size_t>(i)];
+      if (std::any_of(items.begin(), items.end(),
+                      [&](int i) { return used[static_cast<std::size_t>(i)] > problem.capacity(i); })) {
+        for (int i : items) --used[static_cast<std::size_t>(i)];
         continue;
-      for (int i : items) used[static_cast<std::size_t>(i)] = 1;
+      }
       choice[static_cast<std::size_t>(c.bidder)] = c.row;
       value += c.gain;
     }
@@ -68,7 +71,8 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
 }
 
 PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
-  if (!packing_feasible(problem, choice, excluded)) return choice;
+  // Item ownership below assumes unit items; shape problems have their own search (shape_solver.h).
+  if (problem.capacitated() || !packing_feasible(problem, choice, excluded)) return choice;
   const auto n = problem.bidders.size();
   std::vector<int> holder(static_cast<std::size_t>(problem.item_count), -1);  // item -> bidder using it
   auto place = [&](int b, int row, int who) {

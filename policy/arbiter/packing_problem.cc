@@ -46,15 +46,15 @@ double packing_value(const PackingProblem& problem, const PackingChoice& choice)
 
 bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded) {
   if (choice.size() != problem.bidders.size()) return false;
-  std::vector<char> used(static_cast<std::size_t>(problem.item_count), 0);
+  std::vector<int> used(static_cast<std::size_t>(problem.item_count), 0);
   for (std::size_t b = 0; b < choice.size(); ++b) {
     if (choice[b] < 0) continue;
     if (static_cast<int>(b) == excluded) return false;
     const auto& rows = problem.bidders[b].rows;
     if (static_cast<std::size_t>(choice[b]) >= rows.size()) return false;
     for (int item : rows[static_cast<std::size_t>(choice[b])].items) {
-      if (item < 0 || item >= problem.item_count || used[static_cast<std::size_t>(item)]) return false;
-      used[static_cast<std::size_t>(item)] = 1;
+      if (item < 0 || item >= problem.item_count) return false;
+      if (++used[static_cast<std::size_t>(item)] > problem.capacity(item)) return false;
     }
   }
   return true;

@@ -17,7 +17,8 @@ namespace themis::arbiter {
 struct PackingRow {
   int source_row = 0;       // index into the bid's rows
   double gain = 0;          // log(ρ_no_new / ρ_row) > 0
-  std::vector<int> items;   // sorted offer positions
+  std::vector<int> items;   // sorted offer positions; in a capacitated problem an item may repeat
+                            // (one entry per unit the row uses)
 };
 
 struct PackingBidder {
@@ -28,6 +29,13 @@ struct PackingBidder {
 struct PackingProblem {
   int item_count = 0;
   std::vector<PackingBidder> bidders;
+  // Units of each item; empty: every item is one GPU, used by at most one row (the concrete problem).
+  // Shape problems (shape_problem.h) make items topology groups with their offered GPU counts.
+  std::vector<int> item_capacity;
+  bool capacitated() const { return !item_capacity.empty(); }
+  int capacity(int item) const {
+    return item_capacity.empty() ? 1 : item_capacity[static_cast<std::size_t>(item)];
+  }
 };
 
 // A choice per bidder: a row index into PackingBidder::rows, or -1 for none.
@@ -49,7 +57,7 @@ PackingProblem make_packing_problem(const Offer& offer, std::span<const Bid> bid
 
 // Σ gain of `choice`; choice[excluded] must be -1 when excluded >= 0.
 double packing_value(const PackingProblem& problem, const PackingChoice& choice);
-// Whether `choice` picks valid rows, pairwise disjoint, and nothing for `excluded` (-1: none excluded).
+// Whether `choice` picks valid rows, within every item's capacity (pairwise disjoint when unit), and nothing for `excluded` (-1: none excluded).
 bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded = -1);
 
 }  // namespace themis::arbiter

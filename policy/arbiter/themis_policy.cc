@@ -8,6 +8,8 @@
 
 #include "policy/arbiter/leftover.h"
 #include "policy/arbiter/packing_problem.h"
+#include "policy/arbiter/shape_assignment.h"
+#include "policy/arbiter/shape_problem.h"
 
 namespace themis::arbiter {
 
@@ -46,7 +48,13 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   ValidatedBids valid = validate_bids(offer, outcome.auction.bids, expected);
   last_rejections_ = valid.rejections;
 
-  const PackingProblem problem = make_packing_problem(offer, valid.accepted, settings_.max_rows_per_bidder);
+  // The shape solver reads rows as shapes (a row's scope, core/bid.h) and picks concrete GPUs after
+  // the auction; the others take every row's GPUs literally.
+  const bool shapes = settings_.solver == SolverKind::kShape;
+  ShapeProblem shaped;
+  if (shapes) shaped = make_shape_problem(*input.cluster, offer, valid.accepted, settings_.max_rows_per_bidder);
+  const PackingProblem problem =
+      shapes ? std::move(shaped.packing) : make_packing_problem(offer, valid.accepted, settings_.max_rows_per_bidder);
   const auto solver = make_winner_solver(settings_.solver);
   const PartialAllocation pa =
       partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes});
@@ -56,6 +64,15 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   outcome.auction.objective = objective + pa.pf.value;
   outcome.auction.gap = pa.gap;
 
+  std::vector<std::vector<GpuIndex>> bundles(problem.bidders.size());
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b)
+    if (pa.pf.choice[b] >= 0)
+      bundles[b] = valid.accepted[b]
+                       .rows[static_cast<std::size_t>(
+                           problem.bidders[b].rows[static_cast<std::size_t>(pa.pf.choice[b])].source_row)]
+                       .gpus;
+  if (shapes) bundles = assign_shapes(*input.cluster, shaped, pa.pf.choice, bundles);
+
   std::vector<GpuIndex> pool = input.free_gpus;  // shrinks to the leftover
   std::map<AppId, int> kept_count;
   for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
@@ -64,10 +81,10 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
     const BidRow& row = valid.accepted[b].rows[static_cast<std::size_t>(packed.source_row)];
     AuctionRecord::Winner winner;
     winner.app = problem.bidders[b].app;
-    winner.pf_bundle = row.gpus;
+    winner.pf_bundle = bundles[b];
     winner.rho = row.rho;
     winner.c = pa.c[b];
-    winner.kept = kept_gpus(*input.cluster, row.gpus, pa.c[b], settings_.rounding, rng);
+    winner.kept = kept_gpus(*input.cluster, winner.pf_bundle, pa.c[b], settings_.rounding, rng);
     if (!winner.kept.empty()) {
       outcome.grants.push_back(
           Grant{winner.app, winner.kept, GrantKind::kAuction, kept_lease_fraction(pa.c[b], settings_.rounding)});

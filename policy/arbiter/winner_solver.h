@@ -1,6 +1,7 @@
 #pragma once
-// One interface, two exact winner-determination solvers: our own branch and bound
-// (branch_and_bound_solver.h) and CBC (cbc_solver.h). Both stop at a node or time limit and then
+// One interface, three exact winner-determination solvers: our own branch and bound
+// (branch_and_bound_solver.h), CBC (cbc_solver.h) and the shape solver (shape_solver.h, which also
+// takes shape problems: shape_problem.h). Both stop at a node or time limit and then
 // return the best packing found with a proven upper bound.
 #include <cstdint>
 #include <memory>
@@ -22,9 +23,9 @@ struct SolveLimits {
   std::int64_t max_nodes = 0;    // <= 0: no node limit
 };
 
-enum class SolverKind { kBranchAndBound, kCbc };
+enum class SolverKind { kBranchAndBound, kCbc, kShape };
 std::string_view to_string(SolverKind kind);
-// "bnb" / "branch-and-bound" or "cbc"; nullopt otherwise.
+// "bnb" / "branch-and-bound", "cbc" or "shape"; nullopt otherwise.
 std::optional<SolverKind> parse_solver_kind(std::string_view text);
 
 // Optional help for a solve. Solving the same problem again without one bidder (the N+1 solves of the

@@ -10,6 +10,24 @@ namespace {
 
 const Offer kOffer{7, {2, 3, 5, 8}};
 
+TEST(BidValidation, DropsRowsWithAScopeOutsideTheFiveAndKeepsTheScopeOfGoodOnes) {
+  Bid bid{1, 2.0, {}};
+  bid.rows = {
+      {{2, 3}, 1.0, ShapeScope::kMachine},
+      {{5}, 1.0, static_cast<ShapeScope>(5)},
+      {{8}, 1.0, static_cast<ShapeScope>(-1)},
+  };
+  const std::vector<ExpectedBidder> expected{{1, 2}};
+  const ValidatedBids out = validate_bids(kOffer, std::span(&bid, 1), expected);
+  ASSERT_EQ(out.accepted.size(), 1u);
+  ASSERT_EQ(out.accepted[0].rows.size(), 1u);
+  EXPECT_EQ(out.accepted[0].rows[0].scope, ShapeScope::kMachine);
+  ASSERT_EQ(out.rejections.size(), 2u);
+  EXPECT_EQ(out.rejections[0].row, 1);
+  EXPECT_NE(out.rejections[0].reason.find("scope"), std::string::npos) << out.rejections[0].reason;
+  EXPECT_EQ(out.rejections[1].row, 2);
+}
+
 TEST(BidValidation, KeepsGoodRowsDropsBadOnesWithReasons) {
   const double inf = std::numeric_limits<double>::infinity();
   Bid bid{1, 2.0, {}};

@@ -79,7 +79,7 @@ TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
 // is proven at once; the budget is spent before the winners' solves, and without b the greedy a = 3
 // stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2).
 TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
-  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
   for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
     SCOPED_TRACE(std::string(to_string(kind)));
     auto solver = make_winner_solver(kind);
@@ -108,7 +108,7 @@ class StoppedWinnerSolver final : public WinnerSolver {
 };
 
 TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
-  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}};
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
   StoppedWinnerSolver solver;
   const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{});
   EXPECT_EQ(pa.solves, 3);

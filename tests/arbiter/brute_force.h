@@ -1,5 +1,6 @@
 #pragma once
 // Exhaustive winner determination for small instances: the reference the solvers are checked against.
+// Items may have capacities (shape problems): a row uses one unit per occurrence of an item.
 #include <cmath>
 #include <vector>
 
@@ -12,7 +13,7 @@ struct BruteForceResult {
   PackingChoice choice;
 };
 
-inline void brute_force_step(const PackingProblem& p, int excluded, std::size_t b, std::vector<char>& used,
+inline void brute_force_step(const PackingProblem& p, int excluded, std::size_t b, std::vector<int>& used,
                              PackingChoice& current, double value, BruteForceResult& best) {
   if (b == p.bidders.size()) {
     if (value > best.value) best = {value, current};
@@ -23,19 +24,20 @@ inline void brute_force_step(const PackingProblem& p, int excluded, std::size_t 
   const auto& rows = p.bidders[b].rows;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     bool clash = false;
-    for (int g : rows[r].items) clash = clash || used[static_cast<std::size_t>(g)] != 0;
-    if (clash) continue;
-    for (int g : rows[r].items) used[static_cast<std::size_t>(g)] = 1;
-    current[b] = static_cast<int>(r);
-    brute_force_step(p, excluded, b + 1, used, current, value + rows[r].gain, best);
-    current[b] = -1;
-    for (int g : rows[r].items) used[static_cast<std::size_t>(g)] = 0;
+    for (int g : rows[r].items)
+      if (++used[static_cast<std::size_t>(g)] > p.capacity(g)) clash = true;
+    if (!clash) {
+      current[b] = static_cast<int>(r);
+      brute_force_step(p, excluded, b + 1, used, current, value + rows[r].gain, best);
+      current[b] = -1;
+    }
+    for (int g : rows[r].items) --used[static_cast<std::size_t>(g)];
   }
 }
 
 inline BruteForceResult brute_force(const PackingProblem& p, int excluded = -1) {
   BruteForceResult best{0, PackingChoice(p.bidders.size(), -1)};
-  std::vector<char> used(static_cast<std::size_t>(p.item_count), 0);
+  std::vector<int> used(static_cast<std::size_t>(p.item_count), 0);
   PackingChoice current(p.bidders.size(), -1);
   brute_force_step(p, excluded, 0, used, current, 0, best);
   return best;

@@ -9,6 +9,7 @@
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/cbc_solver.h"
 #include "policy/arbiter/partial_allocation.h"
+#include "policy/arbiter/shape_solver.h"
 #include "policy/arbiter/whole_gpus.h"
 #include "core/rng.h"
 #include "test_apps.h"
@@ -104,9 +105,14 @@ TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) {
   check_against_brute_force(solver);
 }
 
+TEST(SolverBruteForce, ShapeMatchesExhaustiveSearch) {
+  ShapeSolver solver;
+  check_against_brute_force(solver);
+}
+
 TEST(SolverBruteForce, LoneBidderPaysNothing) {
-  PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}};
-  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+  PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}, {}};
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     auto solver = make_winner_solver(kind);
     const auto pa = partial_allocation(p, *solver, AuctionLimits{});
     EXPECT_EQ(pa.pf.choice, (PackingChoice{1}));

@@ -31,7 +31,8 @@ ScriptedApp::BidFunction random_bidder(AppId id, std::uint64_t seed, double rho_
       if (rng.uniform() < 0.05) gpus.push_back(100000);       // outside the offer
       if (rng.uniform() < 0.05) std::reverse(gpus.begin(), gpus.end());
       const double rho = rng.uniform() < 0.03 ? -1.0 : rho_now * (0.2 + rng.uniform());
-      bid.rows.push_back({gpus, rho});
+      // Scopes 0..4 are valid; 5 is malformed and must be dropped by validation.
+      bid.rows.push_back({gpus, rho, static_cast<ShapeScope>(rng.below(6))});
     }
     if (rng.uniform() < 0.03) bid.rho_no_new = std::nan("");
     return bid;
@@ -45,7 +46,8 @@ TEST(ThemisPolicy, InvariantsOverRandomRounds) {
   for (int round = 0; round < 500; ++round) {
     ThemisSettings settings;
     settings.f = FilterFraction::from_double(world.uniform());
-    settings.solver = round % 2 == 0 ? SolverKind::kBranchAndBound : SolverKind::kCbc;
+    const SolverKind solvers[] = {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape};
+    settings.solver = solvers[(round / 3) % 3];  // every solver with every rounding rule
     const RoundingRule rules[] = {RoundingRule::kLottery, RoundingRule::kNearest, RoundingRule::kTimeShare};
     settings.rounding = rules[round % 3];
     ThemisPolicy policy(settings);
