@@ -371,7 +371,8 @@ const Columns kNodeColumns{{"host", "rack", "state", "gpus", "allocated", "utili
                            {"host", "rack", "state", "gpus", "allocated", "utilisation", "drain", "drain_reason"}};
 const Columns kLeaseColumns{{"lease_id", "gpu", "host", "app", "app_name", "owner", "job", "expiry"},
                             {"lease_id", "gpu", "host", "local_index", "app", "app_name", "owner", "job", "round", "start", "expiry"}};
-const Columns kRoundColumns{{"round", "started", "duration_ms", "trigger", "free_gpus", "apps", "granted", "idle", "outcome"},
+const Columns kRoundColumns{{"round", "started", "duration_ms", "trigger", "free_gpus", "apps", "granted", "idle", "outcome",
+                             "worst_loop_lag_ms"},
                             {"round", "started", "duration_ms", "trigger", "policy", "free_gpus", "apps", "granted", "idle", "outcome",
                              "worst_loop_lag_ms"}};
 const Columns kHistoryColumns{{"app", "name", "owner", "state", "finished", "jct_s", "rho", "gpu_hours", "exit"},

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint/atomic_file.h"
@@ -222,18 +223,16 @@ TEST(DiskFull, CoordinatorDatabaseDiskFullRefusesWritesAndRecovers) {
     const Output apps = cluster.ctl("root", {"apps"});
     EXPECT_EQ(apps.code, 0) << apps.out;
   }
-  // Heartbeats keep arriving; their writes fail too. Keep the disk full until several have.
-  auto full_lines = [&] {
-    const std::string log = read_text(cluster.coordinator_log());
-    std::size_t n = 0;
-    for (std::size_t at = log.find("disk is full"); at != std::string::npos; at = log.find("disk is full", at + 1)) ++n;
-    return n;
-  };
+  // Heartbeats keep arriving and are answered while the disk stays full; whether their small writes fit in
+  // the WAL's existing pages depends on when the WAL last restarted, so what is checked is that the host is
+  // never declared down and the coordinator keeps answering, for 3 s (30 heartbeats).
   const auto full_since = std::chrono::steady_clock::now();
-  EXPECT_TRUE(cluster.wait_for([&] { return full_lines() >= 20; }, std::chrono::seconds(20)))
-      << read_text(cluster.coordinator_log());
+  while (std::chrono::steady_clock::now() - full_since < std::chrono::seconds(3)) {
+    EXPECT_EQ(cluster.ctl("root", {"apps"}).code, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
   const std::chrono::duration<double> full_for = std::chrono::steady_clock::now() - full_since;
-  EXPECT_EQ(cluster.ctl("root", {"apps"}).code, 0);
+  EXPECT_EQ(read_text(cluster.coordinator_log()).find("missed"), std::string::npos) << read_text(cluster.coordinator_log());
 
   disk.free_space();
   const auto freed = std::chrono::steady_clock::now();
@@ -248,7 +247,7 @@ TEST(DiskFull, CoordinatorDatabaseDiskFullRefusesWritesAndRecovers) {
       << read_text(cluster.coordinator_log());
   EXPECT_EQ(cluster.sql("SELECT state FROM jobs WHERE app_id = " + before), "RUNNING") << read_text(cluster.coordinator_log());
   std::printf("database disk full: %zu submits accepted after the disk filled, then refused: %s"
-              "20 coordinator log lines named the full disk after %.3f s; first submit accepted %.3f s after space was freed\n",
+              "the disk stayed full for %.3f s with the host up; first submit accepted %.3f s after space was freed\n",
               accepted_while_full, refused.out.c_str(), full_for.count(), recovery.count());
   EXPECT_EQ(cluster.sql("PRAGMA integrity_check"), "ok");
   const auto violations = faults::check_invariants({cluster.db_path(), submitted, true, cluster.dir()});

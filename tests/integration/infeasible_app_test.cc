@@ -74,7 +74,9 @@ TEST(InfeasibleApp, WithRejectInfeasibleOffItWaitsTakesNoGpuAndOthersRun) {
   EXPECT_EQ(verdict["reason"], "Infeasible") << explained.out;
   EXPECT_EQ(verdict["state"], "QUEUED");
   const auto listed = cluster.ctl("alice", {"apps"});
-  EXPECT_NE(listed.out.find("Infeasible: job needs 8 GPUs"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("Infeasible"), std::string::npos) << listed.out;  // its REASON
+  const auto wide_list = cluster.ctl("alice", {"apps", "-o", "wide"});
+  EXPECT_NE(wide_list.out.find("Infeasible: job needs 8 GPUs"), std::string::npos) << wide_list.out;  // ADMISSION
   // No GPU ever, not even a probe's, and no round granted it one.
   EXPECT_EQ(cluster.sql("SELECT count(*) FROM leases WHERE app_id IN (" + w + ", " + f + ")"), "0");
 
