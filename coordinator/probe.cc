@@ -8,6 +8,7 @@
 
 #include "coordinator/coordinator.h"
 #include "coordinator/failure_class.h"
+#include "coordinator/store/probe_store.h"
 #include "coordinator/store/round_store.h"
 #include "coordinator/retry_policy.h"
 
@@ -33,9 +34,10 @@ bool Coordinator::wants_probe(std::int64_t /*app*/, int gpus_per_job, int jobs, 
 // from the attempt's recorded failure, not from the job's state, which the launcher may change again.
 void Coordinator::note_probe_started(AppId app, GpuIndex gpu, std::int64_t job, RoundId round, double now) {
   const bool launcher = launcher_mode(app) != LauncherMode::kNone;
-  db_.prepare("UPDATE apps SET probe = 'running' WHERE id = ?").bind(1, app).run();
-  store::RoundStore(db_).insert_bid(round, app, store::RoundStore(db_).attained_rho(app, now), std::nullopt, "[]",
-                                    json(std::vector<GpuIndex>{gpu}).dump(), "probe");
+  store::ProbeStore(db_).set_probe(app, store::ProbeStore::Probe::kRunning);
+  store::RoundStore rounds(db_);
+  rounds.insert_bid(round, app, rounds.attained_rho(app, now), std::nullopt, "[]", json(std::vector<GpuIndex>{gpu}).dump(),
+                    "probe");
   event(now, "ProbeStarted", app, launcher ? std::nullopt : std::optional(job), "", round,
         (launcher ? std::string("its launcher's first job") : "job " + std::to_string(job)) + " alone on GPU " +
             std::to_string(gpu) + " for up to " + std::to_string(config_.probe_duration_ms / 1000) +
@@ -54,17 +56,11 @@ struct ProbeFailure {
 // The first failed attempt of a launcher app since its probe lease began (the app's first lease).
 std::optional<ProbeFailure> launcher_probe_failure(store::Database& db, const RetryPolicy& policy, std::int64_t app,
                                                    double now) {
-  auto f = db.prepare("SELECT f.job, f.attempt, f.class, coalesce(f.reason, '') FROM job_failures f WHERE f.app_id = ? "
-                      "AND f.class <> 'preemption' AND f.ts >= (SELECT min(start) FROM leases WHERE app_id = f.app_id) "
-                      "ORDER BY f.ts LIMIT 1");
-  f.bind(1, app);
-  if (!f.step()) return std::nullopt;
-  ProbeFailure out{f.int64(0), "its probe failed: job " + std::to_string(f.int64(0)) + ": " + f.text(2) + ": " + f.text(3)};
-  if (const auto failure_class = failure_class_from_string(f.text(2))) {
-    auto earlier = db.prepare("SELECT count(*) FROM job_failures WHERE app_id = ? AND job = ? AND class = ? AND attempt < ?");
-    earlier.bind_all(app, f.int64(0), f.text(2), f.int64(1));
-    earlier.step();
-    out.retried = decide_retry(policy, *failure_class, static_cast<int>(earlier.int64(0)), now).retry;
+  const auto f = store::ProbeStore(db).first_failure_since_first_lease(app);
+  if (!f) return std::nullopt;
+  ProbeFailure out{f->job, "its probe failed: job " + std::to_string(f->job) + ": " + f->failure_class + ": " + f->reason};
+  if (const auto failure_class = failure_class_from_string(f->failure_class)) {
+    out.retried = decide_retry(policy, *failure_class, static_cast<int>(f->earlier_same_class), now).retry;
   }
   return out;
 }
@@ -77,13 +73,13 @@ void Coordinator::settle_launcher_probe(std::int64_t app, bool active, double no
   const auto failure = launcher_probe_failure(db_, config_.retry, app, now);
   const bool failed = failure && !failure->retried;
   if (!active) {  // it ended during its probe (its launcher finished or failed it, or it was cancelled)
-    db_.prepare("UPDATE apps SET probe = ? WHERE id = ?").bind_all(std::string(failed ? "failed" : "passed"), app).run();
+    store::ProbeStore(db_).set_probe(app, failed ? store::ProbeStore::Probe::kFailed : store::ProbeStore::Probe::kPassed);
     if (failed) event(now, "ProbeFailed", app, failure->job, "", std::nullopt, failure->why);
     return;
   }
   if (failed) {
     states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kCancelled, "ProbeFailed", now);
-    db_.prepare("UPDATE apps SET probe = 'failed' WHERE id = ?").bind(1, app).run();
+    store::ProbeStore(db_).set_probe(app, store::ProbeStore::Probe::kFailed);
     event(now, "ProbeFailed", app, failure->job, "", std::nullopt, failure->why);
     end_launcher_app(app, true, failure->why, now);  // stops what runs, releases the probe lease, AppFailed
     spdlog::info("app {}: {}", app, failure->why);
@@ -93,22 +89,19 @@ void Coordinator::settle_launcher_probe(std::int64_t app, bool active, double no
   if (failure) {
     passed = failure->why.substr(std::string("its probe failed: ").size()) + ", which is retried; the app now competes for GPUs";
   } else {
-    auto completed = db_.prepare("SELECT count(*) FROM jobs WHERE app_id = ? AND state = 'COMPLETED' AND attempt > 0");
-    completed.bind(1, app);
-    completed.step();
-    auto lease = db_.prepare("SELECT count(*) FROM leases WHERE app_id = ? AND state = 'active' AND expiry > ?");
-    lease.bind_all(app, now);
-    lease.step();
+    store::ProbeStore probes(db_);
+    const std::int64_t completed = probes.completed_jobs(app);
+    const std::int64_t live_leases = probes.live_leases(app, now);
     const auto launcher = launchers_.find(app);
-    if (completed.int64(0) > 0) passed = "its job completed during the probe";
+    if (completed > 0) passed = "its job completed during the probe";
     // The probe is for the first iterations (a job that fails does so at once): once the launcher
     // reports iterations done, running the rest on one GPU would only slow the app down.
     else if (launcher != launchers_.end() && launcher->second.progress > 0)
       passed = "its job trained on one GPU (the launcher reports iterations done); the app now competes for GPUs";
-    else if (lease.int64(0) == 0) passed = "its probe lease is over; the app now competes for GPUs";
+    else if (live_leases == 0) passed = "its probe lease is over; the app now competes for GPUs";
     else return;  // still probing
   }
-  db_.prepare("UPDATE apps SET probe = 'passed' WHERE id = ?").bind(1, app).run();
+  store::ProbeStore(db_).set_probe(app, store::ProbeStore::Probe::kPassed);
   event(now, "ProbePassed", app, std::nullopt, "", std::nullopt, passed);
   // Its launcher holds the probe lease as a probe until told otherwise; a round may end without grants.
   send_grant(app, 0);
@@ -117,37 +110,35 @@ void Coordinator::settle_launcher_probe(std::int64_t app, bool active, double no
 // A probe ends when its job leaves the GPU: stopped at the probe's expiry or exited. A job that failed
 // without a retry fails the app at once; anything else lets the app compete.
 void Coordinator::settle_probes(double now) {
-  std::vector<std::pair<std::int64_t, bool>> running;  // app, still active
-  auto apps = db_.prepare("SELECT id, state IN ('PENDING','RUNNING') FROM apps WHERE probe = 'running'");
-  while (apps.step()) running.emplace_back(apps.int64(0), apps.int64(1) != 0);
-  for (const auto& [app, active] : running) {
+  store::ProbeStore probes(db_);
+  for (const auto& [app, active] : probes.probing_apps()) {
     if (launcher_mode(app) != LauncherMode::kNone) {
       settle_launcher_probe(app, active, now);
       continue;
     }
-    auto job = db_.prepare("SELECT job, state, coalesce(failure, reason) FROM jobs WHERE app_id = ? AND attempt > 0 "
-                           "ORDER BY state_since DESC LIMIT 1");
-    job.bind(1, app);
-    if (!job.step()) continue;
-    const std::string state = job.text(1);
-    if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") continue;
-    const std::string why = "its probe failed: job " + std::to_string(job.int64(0)) + ": " + job.text(2);
+    const auto last = probes.last_attempt(app);
+    if (!last) continue;
+    const auto state = job_state_named(last->state);
+    if (!state || is_active(*state)) continue;
+    const std::int64_t job = last->job;
+    const bool failed = *state == JobState::kFailed;
+    const std::string why = "its probe failed: job " + std::to_string(job) + ": " + last->why;
     if (!active) {  // it ended with its probe's job (an app of one job), or was cancelled
-      db_.prepare("UPDATE apps SET probe = ? WHERE id = ?").bind_all(std::string(state == "FAILED" ? "failed" : "passed"), app).run();
-      if (state == "FAILED") event(now, "ProbeFailed", app, job.int64(0), "", std::nullopt, why);
+      probes.set_probe(app, failed ? store::ProbeStore::Probe::kFailed : store::ProbeStore::Probe::kPassed);
+      if (failed) event(now, "ProbeFailed", app, job, "", std::nullopt, why);
       continue;
     }
-    if (state == "FAILED") {
+    if (failed) {
       states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kCancelled, "ProbeFailed", now);
-      db_.prepare("UPDATE apps SET probe = 'failed' WHERE id = ?").bind(1, app).run();
+      probes.set_probe(app, store::ProbeStore::Probe::kFailed);
       states_.move_app(app, AppState::kFailed, now);
-      event(now, "ProbeFailed", app, job.int64(0), "", std::nullopt, why);
+      event(now, "ProbeFailed", app, job, "", std::nullopt, why);
       event(now, "AppFailed", app, std::nullopt, "", std::nullopt, why);
       spdlog::info("app {}: {}", app, why);
     } else {
-      db_.prepare("UPDATE apps SET probe = 'passed' WHERE id = ?").bind(1, app).run();
-      event(now, "ProbePassed", app, job.int64(0), "", std::nullopt,
-            state == "COMPLETED" ? "its job completed during the probe" : "its job ran; the app now competes for GPUs");
+      probes.set_probe(app, store::ProbeStore::Probe::kPassed);
+      event(now, "ProbePassed", app, job, "", std::nullopt,
+            *state == JobState::kCompleted ? "its job completed during the probe" : "its job ran; the app now competes for GPUs");
     }
   }
 }
