@@ -221,7 +221,12 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
                                std::to_string(app));
     }
   }
-  states_.start_job(app, job, attempt, json(gpus).dump(), now);
+  // A launcher may run an ended job again (successive halving's next phase); the coordinator's rounds never do.
+  const bool ended = state == "COMPLETED" || state == "FAILED";
+  if (!states_.start_job(app, job, attempt, json(gpus).dump(), now, ended ? JobEvent::kRelaunched : JobEvent::kStarted)) {
+    throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " is " + state +
+                             "; it cannot start from there");
+  }
   states_.move_app(app, AppState::kRunning, now);
   for (GpuIndex g : gpus) {
     db_.prepare("UPDATE leases SET job = ? WHERE app_id = ? AND gpu = ? AND state = 'active'")

@@ -71,8 +71,10 @@ const std::vector<JobState>& sources(JobEvent event) {
   static const std::vector<JobState> active{kStarting, kRunning, kStopping};
   static const std::vector<JobState> may_fail{kPending, kStarting, kRunning};
   static const std::vector<JobState> droppable{kPending, kCompleted};
+  static const std::vector<JobState> ended_by_launcher{kCompleted, kFailed};
   switch (event) {
     case JobEvent::kStarted: return pending;
+    case JobEvent::kRelaunched: return ended_by_launcher;
     case JobEvent::kWorkersUp: return starting;
     case JobEvent::kStopSent: return launched;
     case JobEvent::kStopped: return active;
@@ -88,6 +90,7 @@ const std::vector<JobState>& sources(JobEvent event) {
 JobState target(JobEvent event, std::string_view stop_reason) {
   switch (event) {
     case JobEvent::kStarted: return JobState::kStarting;
+    case JobEvent::kRelaunched: return JobState::kStarting;
     case JobEvent::kWorkersUp: return JobState::kRunning;
     case JobEvent::kStopSent: return JobState::kStopping;
     case JobEvent::kStopped: return end_of_stop(stop_reason);

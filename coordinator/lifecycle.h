@@ -26,6 +26,8 @@ bool is_final(AppState state);
 // What moves a job.
 enum class JobEvent {
   kStarted,     // GPUs were placed for it (a round, or its launcher's launch): PENDING → STARTING
+  kRelaunched,  // its app's launcher runs an ended job again (the next successive-halving phase, a retry the
+                // launcher decides): COMPLETED/FAILED → STARTING
   kWorkersUp,   // its host reports its workers: STARTING → RUNNING
   kStopSent,    // its workers were told to stop and their exits are awaited: STARTING/RUNNING → STOPPING
   kStopped,     // its workers are gone after a stop, or there was nothing to wait for: see end_of_stop

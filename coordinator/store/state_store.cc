@@ -71,11 +71,12 @@ int StateStore::move_jobs_of_app(std::int64_t app, JobState from, JobEvent event
 }
 
 bool StateStore::start_job(std::int64_t app, std::int64_t job, std::optional<std::int64_t> attempt,
-                           const std::string& placement_json, double now) {
+                           const std::string& placement_json, double now, JobEvent event) {
+  if (event != JobEvent::kStarted && event != JobEvent::kRelaunched) return false;
   auto st = db_.prepare("UPDATE jobs SET state = ?1, reason = '', attempt = coalesce(?2, attempt + 1), placement = ?3, "
                         "exited_ranks = 0, exit_code = NULL, exit_signal = NULL, state_since = ?4 "
-                        "WHERE app_id = ?5 AND job = ?6 AND " + source_clause(JobEvent::kStarted));
-  st.bind(1, to_string(target(JobEvent::kStarted))).bind(2, attempt).bind(3, placement_json).bind(4, now);
+                        "WHERE app_id = ?5 AND job = ?6 AND " + source_clause(event));
+  st.bind(1, to_string(target(event))).bind(2, attempt).bind(3, placement_json).bind(4, now);
   st.bind(5, app).bind(6, job);
   return st.run() > 0;
 }

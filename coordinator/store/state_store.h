@@ -30,9 +30,10 @@ class StateStore {
                 std::string_view stop_reason = {});
   // Moves every job of `app` that stands in `from` (one of the event's sources); returns how many moved.
   int move_jobs_of_app(std::int64_t app, JobState from, JobEvent event, std::string_view reason, double now);
-  // kStarted with its placement (JSON array of GPUs): the attempt is `attempt`, or the next one when nullopt.
+  // kStarted (or kRelaunched) with its placement (JSON array of GPUs): the attempt is `attempt`, or the next
+  // one when nullopt. False when the job does not stand where `event` starts.
   bool start_job(std::int64_t app, std::int64_t job, std::optional<std::int64_t> attempt, const std::string& placement_json,
-                 double now);
+                 double now, JobEvent event = JobEvent::kStarted);
 
   JobCounts job_counts(std::int64_t app);
   // Moves an app that has not ended to `to` (finished_at is written when `to` is final); true when it moved.

@@ -30,6 +30,10 @@ TEST(Lifecycle, EachEventMovesOnlyFromItsSources) {
   using coordinator::next_state;
   EXPECT_EQ(next_state(JobState::kPending, JobEvent::kStarted), JobState::kStarting);
   EXPECT_FALSE(next_state(JobState::kRunning, JobEvent::kStarted));  // a running job is never launched again
+  EXPECT_FALSE(next_state(JobState::kCompleted, JobEvent::kStarted));
+  EXPECT_EQ(next_state(JobState::kCompleted, JobEvent::kRelaunched), JobState::kStarting);
+  EXPECT_EQ(next_state(JobState::kFailed, JobEvent::kRelaunched), JobState::kStarting);
+  EXPECT_FALSE(next_state(JobState::kCancelled, JobEvent::kRelaunched));
   EXPECT_EQ(next_state(JobState::kStarting, JobEvent::kWorkersUp), JobState::kRunning);
   EXPECT_FALSE(next_state(JobState::kStopping, JobEvent::kWorkersUp));  // a late report does not revive a stop
   EXPECT_EQ(next_state(JobState::kRunning, JobEvent::kStopSent), JobState::kStopping);
@@ -42,7 +46,7 @@ TEST(Lifecycle, EachEventMovesOnlyFromItsSources) {
   EXPECT_FALSE(next_state(JobState::kRunning, JobEvent::kCancelled));  // a running job is stopped, then ends
   EXPECT_EQ(next_state(JobState::kCompleted, JobEvent::kDropped), JobState::kCompleted);
   EXPECT_FALSE(next_state(JobState::kRunning, JobEvent::kDropped));
-  // No event moves a job out of an end state but kDropped's COMPLETED → COMPLETED.
+  // No event moves a job out of an end state but kDropped's COMPLETED → COMPLETED and a launcher's kRelaunched.
   for (JobEvent e : {JobEvent::kStarted, JobEvent::kWorkersUp, JobEvent::kStopSent, JobEvent::kStopped,
                      JobEvent::kSucceeded, JobEvent::kRetried, JobEvent::kFailed, JobEvent::kCancelled}) {
     for (JobState s : {JobState::kCompleted, JobState::kFailed, JobState::kCancelled}) {
@@ -101,6 +105,17 @@ TEST_F(StateStoreTest, AJobGoesThroughItsLifeAndKeepsItsRecord) {
   EXPECT_EQ(column("SELECT state || ' ' || reason || ' ' || placement || ' ' || state_since FROM jobs "
                    "WHERE app_id = 1 AND job = 0"),
             "COMPLETED Done [4,5] 13.0");
+}
+
+TEST_F(StateStoreTest, OnlyALauncherRelaunchesAnEndedJob) {
+  // Successive halving runs a completed job again for its next phase: kRelaunched, never kStarted.
+  EXPECT_FALSE(states_.start_job(1, 2, 2, "[1]", 10));
+  EXPECT_EQ(states_.job_state(1, 2), JobState::kCompleted);
+  ASSERT_TRUE(states_.start_job(1, 2, 2, "[1]", 10, JobEvent::kRelaunched));
+  EXPECT_EQ(column("SELECT state || ' ' || attempt || ' ' || placement FROM jobs WHERE app_id = 1 AND job = 2"),
+            "STARTING 2 [1]");
+  EXPECT_FALSE(states_.start_job(1, 0, 1, "[0]", 11, JobEvent::kRelaunched));  // a pending job is started, not relaunched
+  EXPECT_FALSE(states_.start_job(1, 0, 1, "[0]", 11, JobEvent::kStopSent));     // not a start at all
 }
 
 TEST_F(StateStoreTest, AStoppedJobWaitsAgainWithoutItsGpusAndAnIllegalMoveWritesNothing) {
