@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 
 #include "protocol_launcher.h"
 #include "test_cluster.h"
@@ -128,6 +130,24 @@ TEST_F(Ctl, AppsReasonIsExplainsVerdictAndProgressIsTheLaunchersReport) {
   EXPECT_EQ(bad_state.code, 2);
   EXPECT_NE(bad_state.out.find("'SLEEPING'"), std::string::npos) << bad_state.out;
   EXPECT_EQ(cluster_->ctl("alice", {"whoami", "--watch"}).code, 2);
+}
+
+TEST_F(Ctl, WatchRedrawsAListUntilInterrupted) {
+  submit("alice", app_spec("watched", 1, "[\"sleep\", \"120\"]"));
+  // -o json under --watch: one document per redraw, one per line. SIGINT after 3 s at 0.2 s a redraw: about 15 documents, at least 3 however loaded the machine.
+  const Output watched = run_command({"/usr/bin/timeout", "-s", "INT", "3", std::string(THEMIS_BIN_DIR) + "/themisctl",
+                                      "--coordinator", cluster_->endpoint(), "--key", cluster_->key("alice", true),
+                                      "--server-key", cluster_->key("coordinator", false), "apps", "--watch", "0.2",
+                                      "-o", "json"});
+  int documents = 0;
+  std::istringstream lines(watched.stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const json doc = json::parse(line);
+    EXPECT_EQ(doc["items"].at(0)["name"], "watched") << line;
+    ++documents;
+  }
+  EXPECT_GE(documents, 3) << watched.out;
 }
 
 TEST_F(Ctl, HistoryListsFinishedAppsWithTotalsPerUser) {
