@@ -134,7 +134,8 @@ TEST_F(Ctl, AppsReasonIsExplainsVerdictAndProgressIsTheLaunchersReport) {
 
 TEST_F(Ctl, WatchRedrawsAListUntilInterrupted) {
   submit("alice", app_spec("watched", 1, "[\"sleep\", \"120\"]"));
-  // -o json under --watch: one document per redraw, one per line. SIGINT after 3 s at 0.2 s a redraw: about 15 documents, at least 3 however loaded the machine.
+  // -o json under --watch: one document per redraw, one per line. SIGINT after 3 s at 0.2 s a redraw: about
+  // 15 documents, at least 3 however loaded the machine.
   const Output watched = run_command({"/usr/bin/timeout", "-s", "INT", "3", std::string(THEMIS_BIN_DIR) + "/themisctl",
                                       "--coordinator", cluster_->endpoint(), "--key", cluster_->key("alice", true),
                                       "--server-key", cluster_->key("coordinator", false), "apps", "--watch", "0.2",
