@@ -379,6 +379,22 @@ std::string Coordinator::progress_text(std::int64_t app, const std::string& stat
   return state;
 }
 
+namespace {
+
+// An app row of apps_rho as `apps` and `show` print it: REASON is explain's verdict (one function for both,
+// list_reason), for an app that waits; the admission text moves to its own field.
+void set_reason(json& item, store::Database& db, double now, double fairness_knob, bool offer_bounded) {
+  item["admission"] = item["reason"];
+  item["reason"] = nullptr;
+  const std::string state = item["state"].get<std::string>();
+  const bool waiting = state == "PENDING" || state == "QUEUED" || (state == "RUNNING" && item["jobs_pending"] != 0);
+  if (!waiting) return;
+  const auto why = list_reason(explain_app(db, item["app"].get<std::int64_t>(), now, fairness_knob, offer_bounded));
+  if (!why.empty()) item["reason"] = why;
+}
+
+}  // namespace
+
 void Coordinator::on_query(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   const auto query = in.envelope().getBody().getQuery();
   const std::int64_t app = query.getApp();
@@ -389,16 +405,8 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       doc["items"] = typed_rows(db_, "SELECT r.*, a.probe FROM apps_rho r JOIN apps a ON a.id = r.app ORDER BY r.app");
       const double now = env_->now();
       for (auto& item : doc["items"]) {
-        // REASON is explain's verdict (one function for both); the admission text moves to its own field.
-        item["admission"] = item["reason"];
-        item["reason"] = nullptr;
         const std::string state = item["state"].get<std::string>();
-        const bool waiting = state == "PENDING" || state == "QUEUED" || (state == "RUNNING" && item["jobs_pending"] != 0);
-        if (waiting) {
-          const std::int64_t id = item["app"].get<std::int64_t>();
-          const auto why = list_reason(explain_app(db_, id, now, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded));
-          if (!why.empty()) item["reason"] = why;
-        }
+        set_reason(item, db_, now, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
         item["progress"] = progress_text(item["app"].get<std::int64_t>(), state, item["probe"].is_string() ? item["probe"].get<std::string>() : "");
         item.erase("probe");
       }
@@ -441,6 +449,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       auto apps = typed_rows(db_, "SELECT * FROM apps_rho WHERE app = ?", app);
       if (apps.empty()) throw not_found("app " + std::to_string(app));
       doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
+      set_reason(apps[0], db_, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
       doc["app"] = apps[0];
       doc["jobs"] = typed_rows(db_,
                                "SELECT job, state, reason, attempt, hparams, placement, exit_code, exit_signal, log_tail, failure, "

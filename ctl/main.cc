@@ -264,7 +264,7 @@ void explain(const json& doc) {
 // each failed attempt with its class and what the retry policy decided.
 void explain_reliability(const json& doc) {
   const auto& app = doc["app"];
-  if (app.contains("reason") && app["reason"].is_string()) std::cout << "  Admission: " << cell(app["reason"]) << "\n";
+  if (app.contains("admission") && app["admission"].is_string()) std::cout << "  Admission: " << cell(app["admission"]) << "\n";
   if (!doc.contains("failures") || doc["failures"].empty()) return;
   std::cout << "  Failed attempts (newest first):\n";
   for (const auto& f : doc["failures"]) {

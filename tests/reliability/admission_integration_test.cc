@@ -45,7 +45,10 @@ TEST(Admission, AppsOverTheDemandCapQueueWithAReasonAndAreAdmittedInOrder) {
   const auto show = cluster.ctl("alice", {"--json", "show", second});
   const auto doc = nlohmann::json::parse(show.out);
   EXPECT_EQ(doc["app"]["state"], "QUEUED");
-  EXPECT_EQ(doc["app"]["reason"], "queued: admission (demand 5 GPUs would exceed cap 4)");
+  EXPECT_EQ(doc["app"]["reason"], "Admission");  // as `apps` says it
+  EXPECT_EQ(doc["app"]["admission"], "queued: admission (demand 5 GPUs would exceed cap 4)");
+  const auto shown = cluster.ctl("alice", {"show", second});
+  EXPECT_NE(shown.out.find("Admission"), std::string::npos) << shown.out;
   // The first app runs; the queued ones hold nothing while a GPU stays free.
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM jobs WHERE app_id = " + first) == "RUNNING"; }, 20s))
       << read_text(cluster.coordinator_log());
