@@ -21,9 +21,12 @@
 #include "nodelet/config_check.h"
 #include "nodelet/nodelet.h"
 #include "tests/store/temp_dir.h"
+#include "tests/config/free_port.h"
 
 namespace themis {
 namespace {
+
+using testing::free_port;
 
 class ConfigFile : public ::testing::Test {
  protected:
@@ -107,18 +110,6 @@ TEST(ClosestName, SuggestsOnlyNearNames) {
 
 // ------------------------------------------------------------------ the checks a start makes
 
-// A loopback TCP port nothing listens on now.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
 
 class StartupCheck : public ::testing::Test {
  protected:
