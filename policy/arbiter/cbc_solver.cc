@@ -74,7 +74,12 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
   // The default increment (1e-5) prunes every node that cannot beat the incumbent by that much, so a
   // packing better than the warm start by less is never found.
   model.setDblParam(CbcModel::CbcCutoffIncrement, kImprovementTolerance);
-  if (limits.max_seconds > 0) model.setMaximumSeconds(limits.max_seconds);
+  if (limits.max_seconds > 0) {
+    // CBC counts CPU seconds unless told otherwise; a starved process then overruns a wall-clock budget
+    // by as much as it was starved (19 s for a 10 s budget under load, docs/performance.md).
+    model.setUseElapsedTime(true);
+    model.setMaximumSeconds(limits.max_seconds);
+  }
   if (limits.max_nodes > 0) model.setMaximumNodes(static_cast<int>(std::min<std::int64_t>(limits.max_nodes, 1 << 30)));
   if (start_value > 0) {
     std::vector<double> values(n, 0.0);
