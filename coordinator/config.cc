@@ -201,7 +201,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     } else if (k == "filter") {
       const auto v = node.value<std::string>();
       const auto rule = v ? arbiter::parse_filter_rule(*v) : std::nullopt;
-      if (!rule) throw std::invalid_argument(at(path, node) + field + ": must be \"offer-bounded\" or \"fixed\"");
+      if (!rule) throw std::invalid_argument(at(path, node) + field + ": must be one of " + std::string(arbiter::kFilterRuleNames));
       c.filter = *rule;
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();

@@ -66,8 +66,9 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--rounding", c.rounding, "Themis: whole GPUs from the payment factor c: nearest, lottery or time-share")
       ->check(CLI::IsMember({"nearest", "lottery", "time-share"}));
   cmd->add_option("--filter", c.filter,
-                  "Themis: offer-bounded (of the worst (1-f)N apps, as many as can use the offer) or fixed (all of them)")
-      ->check(CLI::IsMember({"offer-bounded", "fixed"}));
+                  "Themis: offer-bounded (of the worst (1-f)N apps, as many as can use the offer), fixed (all of them) or "
+                  "adaptive (f chosen each round: the upper half of the rho range, then as many as can use the offer)")
+      ->check(CLI::IsMember({"offer-bounded", "fixed", "adaptive"}));
   cmd->add_option("--idle-rho", c.idle_rho,
                   "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
       ->check(CLI::IsMember({"fair-share", "one-gpu"}));

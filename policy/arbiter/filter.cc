@@ -94,6 +94,7 @@ std::string_view to_string(FilterRule rule) {
   switch (rule) {
     case FilterRule::kFixed: return "fixed";
     case FilterRule::kOfferBounded: return "offer-bounded";
+    case FilterRule::kAdaptive: return "adaptive";
   }
   return "?";
 }
@@ -101,17 +102,31 @@ std::string_view to_string(FilterRule rule) {
 std::optional<FilterRule> parse_filter_rule(std::string_view text) {
   if (text == "fixed") return FilterRule::kFixed;
   if (text == "offer-bounded") return FilterRule::kOfferBounded;
+  if (text == "adaptive") return FilterRule::kAdaptive;
   return std::nullopt;
 }
+
+namespace {
+// The shortest prefix, at least one app, whose extra demand covers `offered_gpus`.
+std::size_t covering_prefix(const std::vector<AppModel*>& ranked, int offered_gpus) {
+  std::int64_t demand = 0;
+  std::size_t count = 0;
+  while (count < ranked.size() && (count == 0 || demand < offered_gpus))
+    demand += ranked[count++]->extra_demand();
+  return count;
+}
+}  // namespace
 
 std::vector<AppModel*> filter_apps(std::span<AppModel* const> apps, const FilterFraction& f, FilterRule rule,
                                    int offered_gpus) {
   std::vector<AppModel*> picked = filter_apps(apps, f);
-  if (rule == FilterRule::kFixed) return picked;
-  std::int64_t demand = 0;
-  std::size_t count = 0;
-  while (count < picked.size() && (count == 0 || demand < offered_gpus)) demand += picked[count++]->extra_demand();
-  picked.resize(count);
+  if (rule == FilterRule::kFixed || picked.empty()) return picked;
+  if (rule == FilterRule::kAdaptive) {
+    const double worst = rank_key(picked.front());
+    const double best = rank_key(picked.back());
+    if (std::isfinite(worst) && worst <= best * (1 + kAdaptiveEvenSpread)) return picked;
+  }
+  picked.resize(covering_prefix(picked, offered_gpus));
   return picked;
 }
 

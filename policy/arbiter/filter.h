@@ -48,9 +48,17 @@ class FilterFraction {
 //     with a worse ρ can use, and every extra bidder raises the others' hidden payments (Themis §3.3.2:
 //     the filter exists to shrink contention and payments; Shockwave: a fixed f is not always best).
 //     ⌈(1 − f)·N⌉ stays the upper bound, so f keeps its meaning.
-enum class FilterRule { kFixed, kOfferBounded };
+//   kAdaptive: chosen each round from the spread of the ranked apps' ρ. When they are within
+//     kAdaptiveEvenSpread of each other (ρ_max ≤ 1.1·ρ_min), nobody is much further behind than
+//     another: all of them bid, as under kFixed, and the auction packs the offer for efficiency. Otherwise
+//     a few apps are behind: only the worst that can use the offer bid, as under kOfferBounded. The
+//     effective f of a round is therefore between the two rules'; ⌈(1 − f)·N⌉ stays the upper bound. An
+//     unknown ρ (NaN, ranked +∞) counts as spread. docs/arbiter.md, "Adaptive filter", has the rules tried.
+enum class FilterRule { kFixed, kOfferBounded, kAdaptive };
 std::string_view to_string(FilterRule rule);
-std::optional<FilterRule> parse_filter_rule(std::string_view text);  // "fixed" | "offer-bounded"
+std::optional<FilterRule> parse_filter_rule(std::string_view text);  // "fixed" | "offer-bounded" | "adaptive"
+inline constexpr std::string_view kFilterRuleNames = "offer-bounded, fixed, adaptive";
+inline constexpr double kAdaptiveEvenSpread = 0.10;
 
 // ⌈(1 − f)·n⌉, at least 1 when n > 0; 0 when n == 0. Exact integer arithmetic.
 int filter_count(int active_apps, const FilterFraction& f);

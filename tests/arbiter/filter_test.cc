@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 
 #include "test_apps.h"
@@ -90,8 +91,43 @@ TEST(Filter, OfferBoundedKeepsOnlyTheWorstAppsThatCanUseTheOffer) {
   EXPECT_EQ(filter_apps(apps, FilterFraction::parse("0.5"), FilterRule::kOfferBounded, 100).size(), 3u);
 }
 
+TEST(Filter, AdaptiveIsFixedWhenRhoIsEvenAndOfferBoundedWhenAppsFallBehind) {
+  const auto f = FilterFraction::parse("0.2");  // ⌈0.8·N⌉ bounds both cases
+  auto ids = [&](const std::vector<std::unique_ptr<ScriptedApp>>& owned, int offered) {
+    std::vector<AppModel*> apps;
+    for (const auto& a : owned) apps.push_back(a.get());
+    std::vector<AppId> out;
+    for (const AppModel* a : filter_apps(apps, f, FilterRule::kAdaptive, offered)) out.push_back(a->id());
+    return out;
+  };
+  // ρ 1.00-1.09: within 10% of each other, so all four that want GPUs bid, as under the fixed rule.
+  std::vector<std::unique_ptr<ScriptedApp>> even;
+  even.push_back(std::make_unique<ScriptedApp>(1, 1.05, 4));
+  even.push_back(std::make_unique<ScriptedApp>(2, 1.09, 3));
+  even.push_back(std::make_unique<ScriptedApp>(3, 1.00, 2));
+  even.push_back(std::make_unique<ScriptedApp>(4, 9.00, 0));  // wants nothing: neither ranked nor in the spread
+  even.push_back(std::make_unique<ScriptedApp>(5, 1.02, 1));
+  EXPECT_EQ(ids(even, 1), (std::vector<AppId>{2, 1, 5, 3}));
+  // ρ 1.0-1.5: app 2 is behind, so only as many of the worst as can use the offer bid.
+  std::vector<std::unique_ptr<ScriptedApp>> spread;
+  spread.push_back(std::make_unique<ScriptedApp>(1, 1.2, 4));
+  spread.push_back(std::make_unique<ScriptedApp>(2, 1.5, 3));
+  spread.push_back(std::make_unique<ScriptedApp>(3, 1.0, 2));
+  spread.push_back(std::make_unique<ScriptedApp>(5, 1.1, 1));
+  EXPECT_EQ(ids(spread, 3), (std::vector<AppId>{2}));
+  EXPECT_EQ(ids(spread, 4), (std::vector<AppId>{2, 1}));
+  EXPECT_EQ(ids(spread, 100), (std::vector<AppId>{2, 1, 5, 3}));
+  // An app of unknown ρ (ranked +∞) is behind everyone.
+  std::vector<std::unique_ptr<ScriptedApp>> unknown;
+  unknown.push_back(std::make_unique<ScriptedApp>(1, 1.0, 1));
+  unknown.push_back(std::make_unique<ScriptedApp>(2, std::nan(""), 1));
+  unknown.push_back(std::make_unique<ScriptedApp>(3, 1.0, 1));
+  EXPECT_EQ(ids(unknown, 1), (std::vector<AppId>{2}));
+  EXPECT_TRUE(ids({}, 4).empty());
+}
+
 TEST(Filter, RuleNamesRoundTrip) {
-  for (FilterRule rule : {FilterRule::kFixed, FilterRule::kOfferBounded})
+  for (FilterRule rule : {FilterRule::kFixed, FilterRule::kOfferBounded, FilterRule::kAdaptive})
     EXPECT_EQ(parse_filter_rule(to_string(rule)), rule);
   EXPECT_FALSE(parse_filter_rule("bounded").has_value());
 }

@@ -38,7 +38,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     ThemisSettings themis;
     themis.f = FilterFraction::from_double(settings.filter_f);
     const auto filter = parse_filter_rule(settings.filter);
-    if (!filter) throw std::invalid_argument("unknown filter rule '" + settings.filter + "' (offer-bounded, fixed)");
+    if (!filter) throw std::invalid_argument("unknown filter rule '" + settings.filter + "' (" + std::string(kFilterRuleNames) + ")");
     themis.filter_rule = *filter;
     const auto rounding = parse_rounding_rule(settings.rounding);
     if (!rounding) throw std::invalid_argument("unknown rounding rule '" + settings.rounding + "' (nearest, lottery, time-share)");
