@@ -14,6 +14,8 @@
 #include "core/cluster_file.h"
 #include "core/cluster_presets.h"
 #include "sim/experiments.h"
+#include "sim/gavel_fidelity.h"
+#include "sim/gavel_fidelity_report.h"
 #include "sim/gavel_trace.h"
 #include "sim/itp_trace.h"
 #include "sim/metrics.h"
@@ -296,6 +298,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "simulate one policy");
   add_common(run, run_opts);
   run->add_option("--policy", policy, "policy name");
+  std::string fidelity = "themis";
+  Seconds resolve_interval = 1920;
+  run->add_option("--fidelity", fidelity,
+                  "themis (default: the event-driven engine) or gavel (Gavel's simulator: rounds of --lease s, "
+                  "allocation re-solved at most every --resolve-interval s; policy fifo only)")
+      ->check(CLI::IsMember({"themis", "gavel"}));
+  run->add_option("--resolve-interval", resolve_interval, "--fidelity gavel: least seconds between re-solves")
+      ->check(CLI::NonNegativeNumber);
 
   Common cmp_opts;
   std::string policies;
@@ -351,7 +361,17 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
-    if (run->parsed()) {
+    if (run->parsed() && fidelity == "gavel") {
+      if (policy != "fifo")
+        throw std::invalid_argument("--fidelity gavel: only --policy fifo is reproduced (got '" + policy + "')");
+      const Setup setup = load_setup(run_opts);
+      GavelFidelitySettings gs;
+      gs.gpus = setup.cluster.size();
+      gs.round = run_opts.lease;
+      gs.resolve_interval = resolve_interval;
+      const auto result = simulate_gavel_fifo(load_workload(run_opts, setup.full.size()), gs);
+      std::cout << (run_opts.json ? gavel_fidelity_json(result, gs) : gavel_fidelity_table(result, gs));
+    } else if (run->parsed()) {
       const Setup setup = load_setup(run_opts);
       const auto apps = load_workload(run_opts, setup.full.size());
       const auto result = run_one(setup.cluster, apps, policy, run_opts);
