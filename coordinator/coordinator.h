@@ -20,6 +20,9 @@
 #include "coordinator/request_error.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/grant_store.h"
+#include "coordinator/store/job_launch_store.h"
+#include "coordinator/store/launcher_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -243,6 +246,10 @@ class Coordinator {
   std::string endpoint_;
   store::Database db_;
   store::StateStore states_{db_};  // the one writer of jobs.state and apps.state
+  // The SQL of launchers.cc: a launcher's app rows and bookkeeping, its job requests, its grants.
+  store::LauncherStore launcher_store_{db_};
+  store::JobLaunchStore job_launch_store_{db_};
+  store::GrantStore grant_store_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;

@@ -25,17 +25,15 @@ std::string seconds_text(double seconds) {
 
 // How lease `id`, one of app `app`'s leases of `gpu`, ended before `now` ("expired 0.031 s before this launch
 // arrived"); nullopt when it is no such lease. Called only when no lease of `gpu` to the app is active now.
-std::optional<std::string> lease_end(store::Database& db, std::int64_t id, std::int64_t app, GpuIndex gpu, double now) {
-  auto st = db.prepare("SELECT state, expiry, released_at, coalesce(release_reason, '') FROM leases "
-                       "WHERE id = ? AND app_id = ? AND gpu = ?");
-  st.bind_all(id, app, static_cast<std::int64_t>(gpu));
-  if (!st.step()) return std::nullopt;
-  const std::string state = st.text(0), reason = st.text(3);
+std::optional<std::string> lease_end(store::JobLaunchStore& job_launches, std::int64_t id, std::int64_t app, GpuIndex gpu,
+                                     double now) {
+  const auto lease = job_launches.lease_of(id, app, static_cast<std::int64_t>(gpu));
+  if (!lease) return std::nullopt;
   // A released lease was ended early; any other ended at its expiry (an active row past it is re-auctioned by
   // the next round).
-  const bool released = state == "released" && !st.is_null(2);
-  const double ended_at = released ? st.real(2) : st.real(1);
-  const std::string how = released ? "was released (" + reason + ")" : "expired";
+  const bool released = lease->state == "released" && lease->released_at.has_value();
+  const double ended_at = released ? *lease->released_at : lease->expiry;
+  const std::string how = released ? "was released (" + lease->release_reason + ")" : "expired";
   return how + " " + seconds_text(now - ended_at) + " before this launch arrived";
 }
 
@@ -44,11 +42,10 @@ std::optional<std::string> lease_end(store::Database& db, std::int64_t id, std::
 bool Coordinator::has_launcher(std::int64_t app) const { return launchers_.count(app) > 0; }
 
 void Coordinator::check_app_access(const Caller& caller, std::int64_t app, const std::string& what) {
-  auto st = db_.prepare("SELECT owner FROM apps WHERE id = ?");
-  st.bind(1, app);
-  if (!st.step()) throw not_found("app " + std::to_string(app));
-  if (caller.role != net::Role::kAdmin && caller.name != st.text(0)) {
-    throw denied("app " + std::to_string(app) + " belongs to " + st.text(0) + "; " + caller.name +
+  const auto owner = launcher_store_.owner(app);
+  if (!owner) throw not_found("app " + std::to_string(app));
+  if (caller.role != net::Role::kAdmin && caller.name != *owner) {
+    throw denied("app " + std::to_string(app) + " belongs to " + *owner + "; " + caller.name +
                              " cannot " + what);
   }
 }
@@ -60,11 +57,7 @@ void Coordinator::require_launcher(const std::string& routing_id, std::int64_t a
   }
 }
 
-bool Coordinator::app_has_ended(std::int64_t app) {
-  auto st = db_.prepare("SELECT 1 FROM apps WHERE id = ? AND state IN ('COMPLETED', 'FAILED', 'CANCELLED')");
-  st.bind(1, app);
-  return st.step();
-}
+bool Coordinator::app_has_ended(std::int64_t app) { return launcher_store_.has_ended(app); }
 
 void Coordinator::on_attach(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   const auto attach = in.envelope().getBody().getAttach();
@@ -75,60 +68,42 @@ void Coordinator::on_attach(const std::string& routing_id, const Caller& caller,
     throw denied("launcher generation " + std::to_string(attach.getGeneration()) + " of app " +
                              std::to_string(app) + " is not the current one");
   }
-  auto st = db_.prepare("SELECT name, spec, submitted_at, gpus_per_job, max_concurrent_jobs, state FROM apps WHERE id = ?");
-  st.bind(1, app);
-  st.step();
-  const std::string state = st.text(5);
-  if (state != "PENDING" && state != "RUNNING") throw not_found("app " + std::to_string(app) + " is " + state);
+  const auto row = launcher_store_.attached_app(app);
+  if (row.state != "PENDING" && row.state != "RUNNING") throw not_found("app " + std::to_string(app) + " is " + row.state);
   net::OutMessage out(in.request_id());
   auto attached = out.body().initAttached();
   attached.setApp(app);
-  attached.setName(st.text(0));
-  attached.setSpec(st.text(1));
-  attached.setSubmittedAt(st.real(2));
-  attached.setGpusPerJob(static_cast<std::uint32_t>(st.int64(3)));
-  attached.setMaxConcurrentJobs(static_cast<std::uint32_t>(st.int64(4)));
+  attached.setName(row.name);
+  attached.setSpec(row.spec);
+  attached.setSubmittedAt(row.submitted_at);
+  attached.setGpusPerJob(static_cast<std::uint32_t>(row.gpus_per_job));
+  attached.setMaxConcurrentJobs(static_cast<std::uint32_t>(row.max_concurrent_jobs));
   attached.setLeaseMs(static_cast<std::uint32_t>(config_.lease_duration_ms));
-  auto active = db_.prepare("SELECT count(*) FROM apps WHERE state IN ('PENDING','RUNNING')");
-  active.step();
-  attached.setActiveApps(static_cast<std::uint32_t>(active.int64(0)));
-  std::vector<std::tuple<std::string, std::string, std::int64_t, std::vector<std::uint32_t>>> hosts;
-  auto h = db_.prepare("SELECT id, name, rack, first_gpu FROM hosts ORDER BY first_gpu");
-  while (h.step()) {
-    std::vector<std::uint32_t> slots;
-    auto s = db_.prepare("SELECT count(*) FROM gpus WHERE host_id = ? GROUP BY slot ORDER BY slot");
-    s.bind(1, h.int64(0));
-    while (s.step()) slots.push_back(static_cast<std::uint32_t>(s.int64(0)));
-    hosts.emplace_back(h.text(1), h.text(2), h.int64(3), std::move(slots));
-  }
+  attached.setActiveApps(static_cast<std::uint32_t>(launcher_store_.active_app_count()));
+  const auto hosts = launcher_store_.host_layouts();
   auto list = attached.initHosts(static_cast<unsigned>(hosts.size()));
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     auto host = list[static_cast<unsigned>(i)];
-    host.setName(std::get<0>(hosts[i]));
-    host.setRack(std::get<1>(hosts[i]));
-    host.setFirstGpu(static_cast<std::int32_t>(std::get<2>(hosts[i])));
-    const auto& slots = std::get<3>(hosts[i]);
+    host.setName(hosts[i].name);
+    host.setRack(hosts[i].rack);
+    host.setFirstGpu(static_cast<std::int32_t>(hosts[i].first_gpu));
+    const auto& slots = hosts[i].gpus_per_slot;
     auto s = host.initGpusPerSlot(static_cast<unsigned>(slots.size()));
     for (std::size_t k = 0; k < slots.size(); ++k) s.set(static_cast<unsigned>(k), slots[k]);
   }
-  std::vector<std::tuple<std::int64_t, std::string, std::int64_t, std::string>> jobs;
-  auto j = db_.prepare("SELECT job, hparams, attempt, state FROM jobs WHERE app_id = ? ORDER BY job");
-  j.bind(1, app);
-  while (j.step()) jobs.emplace_back(j.int64(0), j.text(1), j.int64(2), j.text(3));
+  const auto jobs = launcher_store_.jobs_of(app);
   auto jl = attached.initJobs(static_cast<unsigned>(jobs.size()));
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     auto job = jl[static_cast<unsigned>(i)];
-    job.setJob(std::get<0>(jobs[i]));
-    job.setHparams(std::get<1>(jobs[i]));
-    job.setAttempt(static_cast<std::uint32_t>(std::get<2>(jobs[i])));
-    job.setState(std::get<3>(jobs[i]));
+    job.setJob(jobs[i].job);
+    job.setHparams(jobs[i].hparams);
+    job.setAttempt(static_cast<std::uint32_t>(jobs[i].attempt));
+    job.setState(jobs[i].state);
   }
   if (const auto it = launchers_.find(app); it != launchers_.end() && !it->second.state.empty()) {
     attached.setLauncherState(it->second.state);
-  } else {
-    auto saved = db_.prepare("SELECT message FROM events WHERE app_id = ? AND kind = 'LauncherState' ORDER BY id DESC LIMIT 1");
-    saved.bind(1, app);
-    if (saved.step()) attached.setLauncherState(saved.text(0));
+  } else if (const auto saved = launcher_store_.saved_launcher_state(app)) {
+    attached.setLauncherState(*saved);
   }
   const bool replaced = launchers_.count(app) > 0;
   launchers_[app].routing_id = routing_id;
@@ -168,16 +143,15 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   for (const auto g : launch.getGpus()) gpus.push_back(g);
   if (gpus.empty()) throw std::runtime_error("launch: job " + std::to_string(job) + ": no GPUs");
   store::Database::Transaction tx(db_);
-  auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
-  st.bind_all(app, job);
-  if (!st.step()) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
-  const std::string state = st.text(0);
+  const auto stored = job_launch_store_.job_attempt(app, job);
+  if (!stored) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
+  const std::string state = stored->state;
   if (state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "CANCELLED") {
     throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " is " + state);
   }
-  if (attempt <= st.int64(1)) {
+  if (attempt <= stored->attempt) {
     throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + ": attempt " +
-                             std::to_string(attempt) + " is not after attempt " + std::to_string(st.int64(1)));
+                             std::to_string(attempt) + " is not after attempt " + std::to_string(stored->attempt));
   }
   const auto named = launch.getLeases();
   if (named.size() != 0 && named.size() != gpus.size()) {
@@ -186,16 +160,13 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const GpuIndex g = gpus[i];
-    auto lease = db_.prepare("SELECT count(*) FROM leases WHERE gpu = ? AND app_id = ? AND state = 'active' AND expiry > ?");
-    lease.bind_all(static_cast<std::int64_t>(g), app, now);
-    lease.step();
-    if (lease.int64(0) == 0) {
+    if (!job_launch_store_.gpu_leased_to(app, static_cast<std::int64_t>(g), now)) {
       if (named.size() == 0) {
         throw denied("launch: GPU " + std::to_string(g) + " is not leased to app " + std::to_string(app));
       }
       // The launch names the lease its grant gave: if that lease has ended since, the launcher acted on a
       // grant that was out of date by the time the launch arrived (docs/protocols/control.md "Stale grants").
-      const auto ended = lease_end(db_, named[static_cast<unsigned>(i)], app, g, now);
+      const auto ended = lease_end(job_launch_store_, named[static_cast<unsigned>(i)], app, g, now);
       if (!ended) {
         throw denied("launch: lease " + std::to_string(named[static_cast<unsigned>(i)]) +
                                  " is not a lease of GPU " + std::to_string(g) + " to app " + std::to_string(app));
@@ -212,11 +183,7 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
     // The GPU is leased to this app, so a worker of another app (or an earlier attempt) still on it is being
     // stopped: the launch waits in STARTING until it is gone (launch_ready_jobs). Only a job of this app that is
     // still meant to run there makes the request wrong.
-    auto busy = db_.prepare("SELECT count(*) FROM jobs o, json_each(o.placement) p WHERE p.value = ? "
-                            "AND o.app_id = ? AND o.job <> ? AND o.state IN ('STARTING','RUNNING')");
-    busy.bind_all(static_cast<std::int64_t>(g), app, job);
-    busy.step();
-    if (busy.int64(0) > 0) {
+    if (job_launch_store_.other_job_on_gpu(app, job, static_cast<std::int64_t>(g))) {
       throw std::runtime_error("launch: GPU " + std::to_string(g) + " is in use by another job of app " +
                                std::to_string(app));
     }
@@ -228,11 +195,7 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
                              "; it cannot start from there");
   }
   states_.move_app(app, AppState::kRunning, now);
-  for (GpuIndex g : gpus) {
-    db_.prepare("UPDATE leases SET job = ? WHERE app_id = ? AND gpu = ? AND state = 'active'")
-        .bind_all(job, app, static_cast<std::int64_t>(g))
-        .run();
-  }
+  for (GpuIndex g : gpus) job_launch_store_.assign_lease_to_job(app, static_cast<std::int64_t>(g), job);
   event(now, "LaunchRequested", app, job, "", std::nullopt, "attempt " + std::to_string(attempt) + " on " + json(gpus).dump());
   tx.commit();
   auto& env = launch_env_[{app, job}];
@@ -250,16 +213,15 @@ void Coordinator::on_stop_job(const std::string& routing_id, const Caller& /*cal
   const std::string reason = stop.getReason();
   const double now = env_->now();
   store::Database::Transaction tx(db_);
-  auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
-  st.bind_all(app, job);
-  if (!st.step()) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
-  const std::string state = st.text(0);
+  const auto stored = job_launch_store_.job_attempt(app, job);
+  if (!stored) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
+  const std::string state = stored->state;
   if (reason == "EarlyStopped") {
     if (state == "PENDING" || state == "COMPLETED") {
       states_.move_job(app, job, JobEvent::kDropped, "EarlyStopped", now);
       event(now, "EarlyStopped", app, job, "", std::nullopt, "successive halving dropped it");
     }
-  } else if (static_cast<std::int64_t>(stop.getAttempt()) == st.int64(1) && (state == "STARTING" || state == "RUNNING")) {
+  } else if (static_cast<std::int64_t>(stop.getAttempt()) == stored->attempt && (state == "STARTING" || state == "RUNNING")) {
     event(now, "StopRequested", app, job, "", std::nullopt, reason);
     stop_job(app, job, now, "Preempted");
   }
@@ -294,7 +256,7 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   launcher.phase = status.getPhase();
   const double now = env_->now();
   store::Database::Transaction tx(db_);
-  if (launcher.rho) db_.prepare("UPDATE apps SET rho = ? WHERE id = ?").bind_all(*launcher.rho, app).run();
+  if (launcher.rho) launcher_store_.set_rho(app, *launcher.rho);
   const std::string summary = status.getSummary();
   const bool done = status.getFinished() || status.getFailed();
   if (const std::string state = status.getState(); !state.empty() && state != launcher.state) {
@@ -318,41 +280,25 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   } else if (wants_more) {
     trigger("app wants more GPUs");
   }
-  if (!done && first_progress) {
-    auto probe = db_.prepare("SELECT probe = 'running' FROM apps WHERE id = ?");
-    probe.bind(1, app);
-    if (probe.step() && probe.int64(0) != 0) trigger("probe job trained");  // the round settles the probe
+  if (!done && first_progress && launcher_store_.probe_running(app)) {
+    trigger("probe job trained");  // the round settles the probe
   }
 }
 
 // Inside a transaction. Stops what still runs, closes the pending jobs and the leases, ends the app.
 void Coordinator::end_launcher_app(std::int64_t app, bool failed, const std::string& message, double now) {
-  auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('STARTING','RUNNING')");
-  jobs.bind(1, app);
-  std::vector<std::int64_t> running;
-  while (jobs.step()) running.push_back(jobs.int64(0));
-  for (auto job : running) stop_job(app, job, now, failed ? "RankFailed" : "Cancelled");
+  for (auto job : launcher_store_.running_jobs(app)) stop_job(app, job, now, failed ? "RankFailed" : "Cancelled");
   // Jobs that never ran end with their app, as dropped (a COMPLETED job already ended and stays as it is).
   states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kDropped, "EarlyStopped", now);
-  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
-              "WHERE app_id = ? AND state = 'active'")
-      .bind_all(now, app)
-      .run();
+  launcher_store_.release_leases_of_finished_app(app, now);
   if (states_.move_app(app, failed ? AppState::kFailed : AppState::kCompleted, now)) {
     event(now, failed ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt, message);
   }
 }
 
 Coordinator::LostRanks Coordinator::ranks_on_host(std::int64_t app, std::int64_t job, const std::string& host) {
-  LostRanks lost{app, job, 0, {}, ""};
-  auto st = db_.prepare("SELECT j.attempt, p.key FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
-                        "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.name = ?");
-  st.bind_all(app, job, host);
-  while (st.step()) {
-    lost.attempt = st.int64(0);
-    lost.ranks.push_back(static_cast<std::uint32_t>(st.int64(1)));
-  }
-  return lost;
+  auto ranks = job_launch_store_.ranks_on_host(app, job, host);
+  return LostRanks{app, job, ranks.attempt, std::move(ranks.ranks), ""};
 }
 
 void Coordinator::forward_lost_ranks(const LostRanks& lost) {
@@ -384,33 +330,26 @@ void Coordinator::forward_exit(std::int64_t app, wire::Exited::Reader exited) {
   copy.setExitCode(exited.getExitCode());
   copy.setSignal(exited.getSignal());
   copy.setLogTail(exited.getLogTail());
-  auto job = db_.prepare("SELECT state = 'STOPPING' AND attempt = ? FROM jobs WHERE app_id = ? AND job = ?");
-  job.bind_all(static_cast<std::int64_t>(exited.getAttempt()), app, exited.getJob());
-  copy.setStopOrdered(job.step() && job.int64(0) != 0);
+  copy.setStopOrdered(job_launch_store_.stop_ordered(app, exited.getJob(), static_cast<std::int64_t>(exited.getAttempt())));
   reply(it->second.routing_id, out);
 }
 
 void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
   const auto it = launchers_.find(app);
   if (it == launchers_.end()) return;
-  std::vector<std::tuple<std::int64_t, double, double, std::int64_t, std::int64_t>> leases;
-  auto st = db_.prepare("SELECT gpu, start, expiry, job, id FROM leases WHERE app_id = ? AND state = 'active' ORDER BY gpu");
-  st.bind(1, app);
-  while (st.step()) leases.emplace_back(st.int64(0), st.real(1), st.real(2), st.int64(3), st.int64(4));
+  const auto leases = grant_store_.active_leases(app);
   net::OutMessage out(next_request_id_++);
   auto grant = out.body().initGrant();
   grant.setApp(app);
   grant.setRound(round);
-  auto probe = db_.prepare("SELECT 1 FROM apps WHERE id = ? AND probe = 'running'");
-  probe.bind(1, app);
-  grant.setProbe(probe.step());  // its one lease is the probe's (probe.cc)
+  grant.setProbe(grant_store_.probe_running(app));  // its one lease is the probe's (probe.cc)
   auto list = grant.initLeases(static_cast<unsigned>(leases.size()));
   for (std::size_t i = 0; i < leases.size(); ++i) {
-    list[static_cast<unsigned>(i)].setGpu(static_cast<std::int32_t>(std::get<0>(leases[i])));
-    list[static_cast<unsigned>(i)].setJob(std::get<3>(leases[i]));
-    list[static_cast<unsigned>(i)].setStart(std::get<1>(leases[i]));
-    list[static_cast<unsigned>(i)].setExpiry(std::get<2>(leases[i]));
-    list[static_cast<unsigned>(i)].setId(std::get<4>(leases[i]));
+    list[static_cast<unsigned>(i)].setGpu(static_cast<std::int32_t>(leases[i].gpu));
+    list[static_cast<unsigned>(i)].setJob(leases[i].job);
+    list[static_cast<unsigned>(i)].setStart(leases[i].start);
+    list[static_cast<unsigned>(i)].setExpiry(leases[i].expiry);
+    list[static_cast<unsigned>(i)].setId(leases[i].id);
   }
   grant.setSentAt(env_->now());
   reply(it->second.routing_id, out);
@@ -420,12 +359,10 @@ void Coordinator::send_grant(std::int64_t app, std::int64_t round) {
 
 Coordinator::LauncherMode Coordinator::launcher_mode(std::int64_t app) {
   if (const auto it = launcher_mode_.find(app); it != launcher_mode_.end()) return it->second;
-  auto st = db_.prepare("SELECT spec FROM apps WHERE id = ?");
-  st.bind(1, app);
   LauncherMode mode = LauncherMode::kNone;
-  if (st.step()) {
+  if (const auto spec = launcher_store_.spec(app)) {
     try {
-      const auto root = toml::parse(st.text(0));
+      const auto root = toml::parse(*spec);
       if (const auto* scheduler = root["scheduler"].as_table()) {
         // Anything but "foreground" gets one; a bad value is then reported by the launcher itself.
         mode = (*scheduler)["launcher"].value_or<std::string>("coordinator") == "foreground" ? LauncherMode::kForeground
@@ -465,13 +402,11 @@ void Coordinator::start_launcher(std::int64_t app, double now) {
   for (const auto& [h, n] : load) {
     if (n < load[host]) host = h;
   }
-  auto owner = db_.prepare("SELECT owner, (SELECT count(*) FROM events WHERE app_id = a.id AND kind = 'LauncherStarted') "
-                           "FROM apps a WHERE id = ?");
-  owner.bind(1, app);
-  if (!owner.step()) return;
-  launcher.owner = owner.text(0);
+  const auto starts = launcher_store_.launcher_starts(app);
+  if (!starts) return;
+  launcher.owner = starts->owner;
   // Generations count every start of the app's launcher, across coordinator restarts.
-  launcher.generation = std::max<std::uint32_t>(launcher.generation, static_cast<std::uint32_t>(owner.int64(1))) + 1;
+  launcher.generation = std::max<std::uint32_t>(launcher.generation, static_cast<std::uint32_t>(starts->starts)) + 1;
   launcher.host = host;
   launcher.running = true;
   launcher.started_at = now;
@@ -499,9 +434,7 @@ void Coordinator::supervise_launchers(double now) {
       std::any_of(sessions_.begin(), sessions_.end(), [](const auto& s) { return s.second.routing_id.empty(); })) {
     return;
   }
-  std::vector<std::int64_t> active;
-  auto apps = db_.prepare("SELECT id FROM apps WHERE state IN ('PENDING','RUNNING') ORDER BY id");
-  while (apps.step()) active.push_back(apps.int64(0));
+  const std::vector<std::int64_t> active = launcher_store_.active_app_ids();
   for (const auto app : active) {
     if (!wants_managed_launcher(app)) continue;
     auto& launcher = managed_[app];
@@ -579,9 +512,7 @@ void Coordinator::on_launcher_exited(const std::string& routing_id, const Caller
         "generation " + std::to_string(launcher.generation) + ": exit " + std::to_string(exited.getExitCode()) +
             " signal " + std::to_string(exited.getSignal()) + " after " + std::to_string(static_cast<int>(ran)) + " s" +
             (tail.empty() || (exited.getExitCode() == 0 && exited.getSignal() == 0) ? "" : "; log: " + tail));
-  auto state = db_.prepare("SELECT state FROM apps WHERE id = ?");
-  state.bind(1, app);
-  if (state.step() && (state.text(0) == "PENDING" || state.text(0) == "RUNNING")) {
+  if (const auto state = states_.app_state(app); state == AppState::kPending || state == AppState::kRunning) {
     spdlog::warn("app {}: its launcher (generation {}) exited with code {} signal {}; restart {} in {:.0f} s", app,
                  launcher.generation, exited.getExitCode(), exited.getSignal(), launcher.failures, backoff);
   }
@@ -596,22 +527,19 @@ void Coordinator::reconcile_launchers(const std::string& host, capnp::List<wire:
   for (const auto l : running) {
     const std::int64_t app = l.getApp();
     here.insert(app);
-    auto st = db_.prepare("SELECT state, owner FROM apps WHERE id = ?");
-    st.bind(1, app);
-    const bool active = st.step() && (st.text(0) == "PENDING" || st.text(0) == "RUNNING");
+    const auto row = launcher_store_.state_and_owner(app);
+    const bool active = row && (row->state == "PENDING" || row->state == "RUNNING");
     auto it = managed_.find(app);
     if (active && it == managed_.end() && wants_managed_launcher(app)) {
       // Started by an earlier coordinator process: adopt it, with the key recorded when it started.
       auto& launcher = managed_[app];
       launcher.host = host;
       launcher.generation = l.getGeneration();
-      launcher.owner = st.text(1);
+      launcher.owner = row->owner;
       launcher.running = true;
       launcher.started_at = now;
-      auto started = db_.prepare("SELECT message FROM events WHERE app_id = ? AND kind = 'LauncherStarted' ORDER BY id DESC");
-      started.bind(1, app);
-      while (started.step()) {
-        const auto message = json::parse(started.text(0), nullptr, false);
+      for (const auto& text : launcher_store_.launcher_started_messages(app)) {
+        const auto message = json::parse(text, nullptr, false);
         if (message.is_object() && message.value("generation", 0u) == l.getGeneration()) {
           launcher.public_key = message.value("public_key", "");
           break;
