@@ -20,6 +20,10 @@
 #include "coordinator/request_error.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/event_store.h"
+#include "coordinator/store/host_store.h"
+#include "coordinator/store/job_exit_store.h"
+#include "coordinator/store/lease_release_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -243,6 +247,12 @@ class Coordinator {
   std::string endpoint_;
   store::Database db_;
   store::StateStore states_{db_};  // the one writer of jobs.state and apps.state
+  // Hosts, events, rank exits and lease releases (coordinator.cc): store/host_store.h, store/event_store.h,
+  // store/job_exit_store.h, store/lease_release_store.h.
+  store::HostStore hosts_{db_};
+  store::EventStore events_{db_};
+  store::JobExitStore job_exits_{db_};
+  store::LeaseReleaseStore lease_releases_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;
