@@ -71,8 +71,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Env* injected)
   loop_metrics::declare(metrics_);
   if (injected) {
     started_at_ = env_->now();
-    auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
-    while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, 0, {}};
+    for (const auto& host : hosts_.up_hosts()) sessions_[host] = HostSession{"", "", started_at_, 0, {}};
     trigger("coordinator start");
     return;
   }
@@ -97,8 +96,7 @@ Coordinator::Coordinator(const CoordinatorConfig& config, Env* injected)
   endpoint_ = router_.get(zmq::sockopt::last_endpoint);
   started_at_ = env_->now();
   // Hosts the database says are up get a fresh set of lives: they re-register when they hear from us.
-  auto hosts = db_.prepare("SELECT name FROM hosts WHERE state = 'up'");
-  while (hosts.step()) sessions_[hosts.text(0)] = HostSession{"", "", started_at_, 0, {}};
+  for (const auto& host : hosts_.up_hosts()) sessions_[host] = HostSession{"", "", started_at_, 0, {}};
   spdlog::info("coordinator listening on {} (policy {}, database {}, {} hosts remembered)", endpoint_,
                policy_->name(), config_.database, sessions_.size());
   trigger("coordinator start");
@@ -187,7 +185,7 @@ void Coordinator::run() {
     }
   }
   net::sd_notify("STOPPING=1");
-  db_.exec("PRAGMA optimize");
+  db_.optimize();
   spdlog::info("coordinator stopped");
 }
 
@@ -324,11 +322,7 @@ void Coordinator::event(double now, const std::string& kind, std::optional<std::
                         std::optional<std::int64_t> job, const std::string& host, std::optional<std::int64_t> round,
                         const std::string& message) {
   if (!store::is_event_kind(kind)) spdlog::error("event kind '{}' is not in the table of event kinds (store/event_kinds.cc)", kind);
-  auto st = db_.prepare("INSERT INTO events(ts, kind, app_id, job, host, round_id, message) VALUES (?,?,?,?,?,?,?)");
-  st.bind(1, now).bind(2, kind).bind(3, app).bind(4, job);
-  if (host.empty()) st.bind_null(5);
-  else st.bind(5, host);
-  st.bind(6, round).bind(7, message).run();
+  events_.insert({now, kind, app, job, host, round, message});
 }
 
 void Coordinator::queue_stop(const std::string& host, std::int64_t app, std::int64_t job, std::int64_t attempt,
@@ -376,41 +370,24 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   std::int64_t first_gpu = 0;
   {
     store::Database::Transaction tx(db_);
-    auto existing = db_.prepare("SELECT id, first_gpu, gpu_count FROM hosts WHERE name = ?");
-    existing.bind(1, host);
-    if (existing.step()) {
-      const auto host_id = existing.int64(0);
-      first_gpu = existing.int64(1);
-      if (existing.int64(2) != gpu_count) {
+    if (const auto existing = hosts_.find(host)) {
+      first_gpu = existing->first_gpu;
+      if (existing->gpu_count != gpu_count) {
         throw std::runtime_error("register: host '" + host + "' now declares " + std::to_string(gpu_count) +
-                                 " GPUs but was registered with " + std::to_string(existing.int64(2)) +
+                                 " GPUs but was registered with " + std::to_string(existing->gpu_count) +
                                  "; a host's GPU layout cannot change (give it a new name)");
       }
-      db_.prepare("UPDATE hosts SET state = 'up', rack = ?, last_heartbeat = ? WHERE id = ?")
-          .bind_all(std::string(reg.getRack()), now, host_id)
-          .run();
+      hosts_.mark_up(existing->id, std::string(reg.getRack()), now);
       event(now, "HostUp", std::nullopt, std::nullopt, host, std::nullopt, "re-registered");
     } else {
-      auto next = db_.prepare("SELECT coalesce(max(gpu) + 1, 0), coalesce(max(slot) + 1, 0) FROM gpus");
-      next.step();
-      first_gpu = next.int64(0);
-      std::int64_t slot_number = next.int64(1);
-      db_.prepare(
-             "INSERT INTO hosts(name, rack, state, first_gpu, gpu_count, registered_at, last_heartbeat) "
-             "VALUES (?,?, 'up', ?,?,?,?)")
-          .bind_all(host, std::string(reg.getRack()), first_gpu, static_cast<std::int64_t>(gpu_count), now, now)
-          .run();
-      const auto host_id = db_.last_insert_id();
-      std::int64_t gpu = first_gpu;
+      std::vector<store::HostStore::DeclaredSlot> slots;
       for (const auto slot : reg.getSlots()) {
+        auto& declared = slots.emplace_back();
         for (const auto g : slot.getGpus()) {
-          db_.prepare("INSERT INTO gpus(gpu, host_id, local_index, slot, model) VALUES (?,?,?,?,?)")
-              .bind_all(gpu++, host_id, static_cast<std::int64_t>(g.getLocalIndex()), slot_number,
-                        std::string(g.getModel()))
-              .run();
+          declared.push_back({static_cast<std::int64_t>(g.getLocalIndex()), std::string(g.getModel())});
         }
-        ++slot_number;
       }
+      first_gpu = hosts_.add(host, std::string(reg.getRack()), slots, static_cast<std::int64_t>(gpu_count), now);
       event(now, "HostJoined", std::nullopt, std::nullopt, host, std::nullopt,
             std::to_string(gpu_count) + " GPUs, rack " + std::string(reg.getRack()));
     }
@@ -455,7 +432,7 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   // (docs/reliability.md "Under load").
   if (now - session.heartbeat_written >= kHeartbeatWriteInterval) {
     try {
-      db_.prepare("UPDATE hosts SET last_heartbeat = ? WHERE name = ?").bind_all(now, host).run();
+      hosts_.write_heartbeat(host, now);
       session.heartbeat_written = now;
     } catch (const store::DatabaseError& e) {
       // Refusing the heartbeat because the disk is full would make the nodelet fence itself and kill workers
@@ -482,11 +459,9 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
   unleased.clear();
   for (const auto worker : running) {
     seen.insert({worker.getApp(), worker.getJob()});
-    auto job = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
-    job.bind_all(worker.getApp(), worker.getJob());
-    const bool known = job.step();
-    const std::string state = known ? job.text(0) : "";
-    const bool current = known && job.int64(1) == static_cast<std::int64_t>(worker.getAttempt());
+    const auto job = job_exits_.current_attempt(worker.getApp(), worker.getJob());
+    const std::string state = job ? job->state : "";
+    const bool current = job && job->attempt == static_cast<std::int64_t>(worker.getAttempt());
     if (!current || (state != "STARTING" && state != "RUNNING" && state != "STOPPING")) {
       const JobKey key{worker.getApp(), worker.getJob(), worker.getAttempt()};
       spdlog::warn("host {} runs {}_{} attempt {} rank {} without a lease: stopping it", host, worker.getApp(),
@@ -513,22 +488,14 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
     }
   }
   // Running jobs with GPUs here but no worker here: their workers are gone.
-  auto jobs = db_.prepare(
-      "SELECT DISTINCT j.app_id, j.job FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
-      "JOIN hosts h ON h.id = g.host_id WHERE h.name = ? AND j.state = 'RUNNING' AND j.exited_ranks = 0");
-  jobs.bind(1, host);
   std::vector<std::pair<std::int64_t, std::int64_t>> lost;
-  while (jobs.step()) {
-    const std::pair<std::int64_t, std::int64_t> key{jobs.int64(0), jobs.int64(1)};
+  for (const auto& key : hosts_.running_jobs_without_exits_on(host)) {
     if (!seen.count(key)) lost.push_back(key);
   }
   for (const auto& [app, job] : lost) {
     spdlog::warn("job {}_{} has no workers on {} any more: releasing its leases", app, job, host);
     event(now, "WorkersLost", app, job, host, std::nullopt, "host reports no worker of the running job");
-    auto attempt = db_.prepare("SELECT attempt FROM jobs WHERE app_id = ? AND job = ?");
-    attempt.bind_all(app, job);
-    attempt.step();
-    const std::int64_t lost_attempt = attempt.int64(0);
+    const std::int64_t lost_attempt = job_exits_.attempt(app, job);
     stop_job(app, job, now, "WorkersLost");
     after_node_loss(app, job, lost_attempt, "host " + host + " reports no worker of the running job", now);
     finish_app_if_done(app, now);
@@ -538,30 +505,22 @@ void Coordinator::reconcile_host(const std::string& host, capnp::List<wire::Runn
   // and the job would stay STOPPING, holding its GPUs back, for ever. Once every host of its placement has
   // reported none of its workers, it ends as its last exit would have ended it. A job that began stopping
   // within two heartbeats may have a Launch still on its way, so it waits.
-  auto stopping = db_.prepare(
-      "SELECT DISTINCT j.app_id, j.job, j.attempt, j.reason FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
-      "JOIN hosts h ON h.id = g.host_id WHERE h.name = ? AND j.state = 'STOPPING' AND j.state_since <= ?");
-  stopping.bind_all(host, now - 2.0 * static_cast<double>(config_.heartbeat_interval_ms) / 1000.0);
   std::vector<std::pair<JobKey, std::string>> quiet;
   for (auto it = stopped_on_.begin(); it != stopped_on_.end();) {  // attempts whose exits did arrive
-    auto still = db_.prepare("SELECT count(*) FROM jobs WHERE app_id = ? AND job = ? AND attempt = ? AND state = 'STOPPING'");
-    still.bind_all(std::get<0>(it->first), std::get<1>(it->first), std::get<2>(it->first));
-    still.step();
-    it = still.int64(0) > 0 ? std::next(it) : stopped_on_.erase(it);
+    const bool still = job_exits_.is_stopping(std::get<0>(it->first), std::get<1>(it->first), std::get<2>(it->first));
+    it = still ? std::next(it) : stopped_on_.erase(it);
   }
-  while (stopping.step()) {
-    if (seen.count({stopping.int64(0), stopping.int64(1)})) continue;
-    quiet.push_back({JobKey{stopping.int64(0), stopping.int64(1), stopping.int64(2)}, stopping.text(3)});
+  const double stopping_since = now - 2.0 * static_cast<double>(config_.heartbeat_interval_ms) / 1000.0;
+  for (const auto& stopping : hosts_.stopping_jobs_on(host, stopping_since)) {
+    if (seen.count({stopping.app, stopping.job})) continue;
+    quiet.push_back({JobKey{stopping.app, stopping.job, stopping.attempt}, stopping.reason});
   }
   for (const auto& [key, reason] : quiet) {
     const auto [app, job, attempt] = key;
     auto& hosts_done = stopped_on_[key];
     hosts_done.insert(host);
-    auto hosts = db_.prepare("SELECT DISTINCT h.name FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
-                             "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.state = 'up'");
-    hosts.bind_all(app, job);
     bool all_done = true;
-    while (hosts.step()) all_done = all_done && hosts_done.count(hosts.text(0)) > 0;
+    for (const auto& up : hosts_.up_hosts_of_job(app, job)) all_done = all_done && hosts_done.count(up) > 0;
     if (!all_done) continue;
     stopped_on_.erase(key);
     const std::string end(to_string(end_of_stop(reason)));
@@ -591,25 +550,19 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
     session->second.unleased_ranks.erase({app, job_index, exited.getAttempt(), exited.getRank()});
   }
   store::Database::Transaction tx(db_);
-  auto job = db_.prepare("SELECT state, attempt, reason, exited_ranks, json_array_length(placement) FROM jobs "
-                         "WHERE app_id = ? AND job = ?");
-  job.bind_all(app, job_index);
-  if (!job.step() || job.int64(1) != static_cast<std::int64_t>(exited.getAttempt())) {
+  const auto job = job_exits_.exit_tally(app, job_index);
+  if (!job || job->attempt != static_cast<std::int64_t>(exited.getAttempt())) {
     spdlog::info("exit of {}_{} attempt {} from {} is for an old attempt; ignored", app, job_index,
                  exited.getAttempt(), host);
     return;
   }
-  const std::string state = job.text(0);
-  const std::string reason = job.text(2);
-  const std::int64_t ranks_exited = job.int64(3) + 1;
-  const std::int64_t world = job.int64(4);
+  const std::string state = job->state;
+  const std::string reason = job->reason;
+  const std::int64_t ranks_exited = job->exited_ranks + 1;
+  const std::int64_t world = job->world;
   const bool success = exited.getExitCode() == 0 && exited.getSignal() == 0;
-  db_.prepare("UPDATE jobs SET exited_ranks = ?, exit_code = coalesce(exit_code, ?), exit_signal = coalesce(exit_signal, ?), "
-              "log_tail = CASE WHEN ? THEN coalesce(log_tail, ?) ELSE ? END WHERE app_id = ? AND job = ?")
-      .bind_all(ranks_exited, static_cast<std::int64_t>(exited.getExitCode()),
-                static_cast<std::int64_t>(exited.getSignal()), static_cast<std::int64_t>(success ? 1 : 0),
-                std::string(exited.getLogTail()), std::string(exited.getLogTail()), app, job_index)
-      .run();
+  job_exits_.record_rank_exit(app, job_index, ranks_exited, static_cast<std::int64_t>(exited.getExitCode()),
+                              static_cast<std::int64_t>(exited.getSignal()), success, std::string(exited.getLogTail()));
   const std::string status = "rank " + std::to_string(exited.getRank()) + " exit " +
                              std::to_string(exited.getExitCode()) + " signal " + std::to_string(exited.getSignal());
   event(now, "RankExited", app, job_index, host, std::nullopt, status);
@@ -619,9 +572,7 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
     std::string stop_reason = reason;
     if (!success && (reason == "RankFailed" || reason == "Backoff")) {
       refine_failed_exit(app, job_index, attempt, exited.getExitCode(), exited.getSignal(), exited.getLogTail(), now);
-      auto again = db_.prepare("SELECT reason FROM jobs WHERE app_id = ? AND job = ?");
-      again.bind_all(app, job_index);
-      if (again.step()) stop_reason = again.text(0);
+      if (auto again = job_exits_.reason(app, job_index)) stop_reason = std::move(*again);
     }
     if (ranks_exited >= world) {
       const std::string final_state(to_string(end_of_stop(stop_reason)));
@@ -641,10 +592,8 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
         changed = true;
       }
     } else {
-      db_.prepare("UPDATE jobs SET exit_code = ?, exit_signal = ?, log_tail = ? WHERE app_id = ? AND job = ?")
-          .bind_all(static_cast<std::int64_t>(exited.getExitCode()), static_cast<std::int64_t>(exited.getSignal()),
-                    std::string(exited.getLogTail()), app, job_index)
-          .run();
+      job_exits_.set_failed_exit(app, job_index, static_cast<std::int64_t>(exited.getExitCode()),
+                                 static_cast<std::int64_t>(exited.getSignal()), std::string(exited.getLogTail()));
       event(now, "Failed", app, job_index, host, std::nullopt, status);
       const auto attempt = static_cast<std::int64_t>(exited.getAttempt());
       const std::string stop_reason = record_failed_exit(app, job_index, attempt, exited.getExitCode(), exited.getSignal(),
@@ -667,22 +616,17 @@ void Coordinator::on_exited(const std::string& routing_id, const Caller& /*calle
 
 void Coordinator::release_job_leases(std::int64_t app, std::int64_t job, double now, const std::string& reason) {
   if (has_launcher(app)) return;  // its leases are the app's, not the job's
-  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
-              "WHERE app_id = ? AND job = ? AND state = 'active'")
-      .bind_all(now, reason, app, job)
-      .run();
+  lease_releases_.release_job(app, job, now, reason);
 }
 
 // Moves a STARTING/RUNNING job to STOPPING (or straight to its end state when nothing runs), releases its
 // leases and queues Stop orders to every host of its placement.
 void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const std::string& reason) {
-  auto st = db_.prepare("SELECT j.attempt, j.state, a.grace_ms FROM jobs j JOIN apps a ON a.id = j.app_id "
-                        "WHERE j.app_id = ? AND j.job = ?");
-  st.bind_all(app, job);
-  if (!st.step()) return;
-  const std::int64_t attempt = st.int64(0);
-  const std::string state = st.text(1);
-  const int grace = static_cast<int>(st.int64(2));
+  const auto target = job_exits_.stop_target(app, job);
+  if (!target) return;
+  const std::int64_t attempt = target->attempt;
+  const std::string state = target->state;
+  const int grace = static_cast<int>(target->grace_ms);
   release_job_leases(app, job, now, reason);
   if (state == "PENDING") {
     if (reason == "Cancelled") {
@@ -692,18 +636,14 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
   }
   if (state != "STARTING" && state != "RUNNING") return;
   // Hosts of the placement that are still up get a Stop; a job whose hosts are all gone ends now.
-  auto hosts = db_.prepare("SELECT DISTINCT h.name, h.state FROM jobs j, json_each(j.placement) p "
-                           "JOIN gpus g ON g.gpu = p.value JOIN hosts h ON h.id = g.host_id "
-                           "WHERE j.app_id = ? AND j.job = ?");
-  hosts.bind_all(app, job);
   int reachable = 0;
   // A STARTING job whose launch this process never sent has no workers to wait for: a stop would
   // find nothing and no exit would ever come back.
   const bool never_launched = state == "STARTING" && !launched_.count(JobKey{app, job, attempt});
-  while (hosts.step()) {
-    if (never_launched || hosts.text(1) != "up" || reason == "NodeFail" || reason == "WorkersLost") continue;
+  for (const auto& [host, up] : hosts_.hosts_of_job(app, job)) {
+    if (never_launched || !up || reason == "NodeFail" || reason == "WorkersLost") continue;
     ++reachable;
-    queue_stop(hosts.text(0), app, job, attempt, grace, reason);
+    queue_stop(host, app, job, attempt, grace, reason);
   }
   const bool can_wait = reachable > 0 && reason != "NodeFail" && reason != "WorkersLost";
   if (can_wait) {
@@ -711,10 +651,7 @@ void Coordinator::stop_job(std::int64_t app, std::int64_t job, double now, const
     return;
   }
   // Nothing to wait for: other ranks (if any) are told to stop, but their exits are of an old attempt.
-  auto others = db_.prepare("SELECT DISTINCT h.name FROM jobs j, json_each(j.placement) p JOIN gpus g ON g.gpu = p.value "
-                            "JOIN hosts h ON h.id = g.host_id WHERE j.app_id = ? AND j.job = ? AND h.state = 'up'");
-  others.bind_all(app, job);
-  while (others.step()) queue_stop(others.text(0), app, job, attempt, grace, reason);
+  for (const auto& other : hosts_.up_hosts_of_job(app, job)) queue_stop(other, app, job, attempt, grace, reason);
   states_.move_job(app, job, JobEvent::kStopped, reason, now, reason);
 }
 
@@ -776,29 +713,19 @@ void Coordinator::end_host_sessions(const std::vector<std::string>& down, double
   for (const auto& host : down) {
     if (stopped) spdlog::info("host {} stopped (its nodelet shut down); releasing its leases", host);
     else spdlog::warn("host {} missed {} heartbeats: down; releasing its leases", host, config_.heartbeat_lives);
-    auto holders = db_.prepare("SELECT DISTINCT l.app_id FROM leases l JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
-                               "WHERE l.state = 'active' AND h.name = ?");
-    holders.bind(1, host);
-    while (holders.step()) lost_leases.insert(holders.int64(0));
+    for (const auto app : hosts_.lease_holders_on(host)) lost_leases.insert(app);
     ended.insert(sessions_.extract(host));
-    db_.prepare("UPDATE hosts SET state = 'down' WHERE name = ?").bind(1, host).run();
+    hosts_.mark_down(host);
     event(now, stopped ? "HostStopped" : "HostDown", std::nullopt, std::nullopt, host, std::nullopt,
           stopped ? "its nodelet shut down" : missed);
-    auto jobs = db_.prepare("SELECT DISTINCT j.app_id, j.job FROM jobs j, json_each(j.placement) p "
-                            "JOIN gpus g ON g.gpu = p.value JOIN hosts h ON h.id = g.host_id "
-                            "WHERE h.name = ? AND j.state IN ('STARTING','RUNNING','STOPPING')");
-    jobs.bind(1, host);
-    std::vector<std::pair<std::int64_t, std::int64_t>> hit;
-    while (jobs.step()) hit.emplace_back(jobs.int64(0), jobs.int64(1));
+    const auto hit = hosts_.live_jobs_on(host);
     for (const auto& [app, job] : hit) {
       event(now, "NodeFail", app, job, host, std::nullopt, stopped ? "host stopped" : "host down");
-      auto st = db_.prepare("SELECT state, reason, attempt FROM jobs WHERE app_id = ? AND job = ?");
-      st.bind_all(app, job);
-      st.step();
-      if (st.text(0) == to_string(JobState::kStopping)) {
-        states_.move_job(app, job, JobEvent::kStopped, std::nullopt, now, st.text(1));
+      const auto stopping = job_exits_.stop_state(app, job);
+      if (stopping.state == to_string(JobState::kStopping)) {
+        states_.move_job(app, job, JobEvent::kStopped, std::nullopt, now, stopping.reason);
       } else {
-        const std::int64_t attempt = st.int64(2);
+        const std::int64_t attempt = stopping.attempt;
         if (has_launcher(app)) {
           lost_ranks.push_back(ranks_on_host(app, job, host));
           lost_ranks.back().why = stopped ? "host " + host + " stopped (its nodelet shut down)"
@@ -810,16 +737,11 @@ void Coordinator::end_host_sessions(const std::vector<std::string>& down, double
       }
       // Its ranks on the lost host may still run: that nodelet SIGKILLs them by a deadline it derives from
       // the same heartbeat settings (net/fencing.h). The job waits it out before it is placed again.
-      db_.prepare("UPDATE jobs SET retry_at = max(coalesce(retry_at, 0), ?) WHERE app_id = ? AND job = ? AND state = 'PENDING'")
-          .bind_all(now + net::lost_host_hold_s(config_.heartbeat_interval_ms, config_.heartbeat_lives), app, job)
-          .run();
+      job_exits_.hold_retry_until(app, job, now + net::lost_host_hold_s(config_.heartbeat_interval_ms, config_.heartbeat_lives));
       finish_app_if_done(app, now);
     }
     // Leases of STARTING jobs not yet launched, or any left over, go too.
-    db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
-                "WHERE state = 'active' AND gpu IN (SELECT g.gpu FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.name = ?)")
-        .bind_all(now, std::string(stopped ? "host stopped" : "host down"), host)
-        .run();
+    lease_releases_.release_host(host, now, stopped ? "host stopped" : "host down");
   }
   tx.commit();
   restore.committed = true;
@@ -887,10 +809,7 @@ void Coordinator::tick() {
   {
     const PhaseTimer timer(turn_.other);
     // Leases reaching their expiry make their GPUs available to the next round.
-    auto expiring = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
-    expiring.bind(1, now);
-    expiring.step();
-    if (expiring.int64(0) > 0) trigger("lease expiry");
+    if (lease_releases_.expiring(now) > 0) trigger("lease expiry");
   }
   if (round_requested_at_ && (now - *round_requested_at_) * 1000.0 >= static_cast<double>(config_.round_batch_window_ms)) {
     const PhaseTimer timer(turn_.round);

@@ -23,6 +23,10 @@
 #include "coordinator/store/grant_store.h"
 #include "coordinator/store/job_launch_store.h"
 #include "coordinator/store/launcher_store.h"
+#include "coordinator/store/event_store.h"
+#include "coordinator/store/host_store.h"
+#include "coordinator/store/job_exit_store.h"
+#include "coordinator/store/lease_release_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -250,6 +254,12 @@ class Coordinator {
   store::LauncherStore launcher_store_{db_};
   store::JobLaunchStore job_launch_store_{db_};
   store::GrantStore grant_store_{db_};
+  // Hosts, events, rank exits and lease releases (coordinator.cc): store/host_store.h, store/event_store.h,
+  // store/job_exit_store.h, store/lease_release_store.h.
+  store::HostStore hosts_{db_};
+  store::EventStore events_{db_};
+  store::JobExitStore job_exits_{db_};
+  store::LeaseReleaseStore lease_releases_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;

@@ -1,0 +1,26 @@
+#include "coordinator/store/lease_release_store.h"
+
+namespace themis::store {
+
+void LeaseReleaseStore::release_job(std::int64_t app, std::int64_t job, double now, const std::string& reason) {
+  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
+              "WHERE app_id = ? AND job = ? AND state = 'active'")
+      .bind_all(now, reason, app, job)
+      .run();
+}
+
+void LeaseReleaseStore::release_host(const std::string& host, double now, const std::string& reason) {
+  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? "
+              "WHERE state = 'active' AND gpu IN (SELECT g.gpu FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.name = ?)")
+      .bind_all(now, reason, host)
+      .run();
+}
+
+std::int64_t LeaseReleaseStore::expiring(double now) {
+  auto st = db_.prepare("SELECT count(*) FROM leases WHERE state = 'active' AND expiry <= ?");
+  st.bind(1, now);
+  st.step();
+  return st.int64(0);
+}
+
+}  // namespace themis::store

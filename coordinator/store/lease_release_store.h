@@ -1,0 +1,26 @@
+#pragma once
+// Leases the coordinator lets go of outside a round: a job's when it ends, a lost host's, and the count of
+// those reaching their expiry (which makes their GPUs available to the next round).
+#include <cstdint>
+#include <string>
+
+#include "coordinator/store/database.h"
+
+namespace themis::store {
+
+class LeaseReleaseStore {
+ public:
+  explicit LeaseReleaseStore(Database& db) : db_(db) {}
+
+  // The job's active leases become released at `now` for `reason`.
+  void release_job(std::int64_t app, std::int64_t job, double now, const std::string& reason);
+  // Every active lease on a GPU of the host becomes released at `now` for `reason`.
+  void release_host(const std::string& host, double now, const std::string& reason);
+  // Active leases whose expiry is at or before `now`.
+  std::int64_t expiring(double now);
+
+ private:
+  Database& db_;
+};
+
+}  // namespace themis::store
