@@ -18,8 +18,11 @@
 #include "coordinator/config.h"
 #include "coordinator/env.h"
 #include "coordinator/request_error.h"
+#include "coordinator/store/app_store.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/log_relay_store.h"
+#include "coordinator/store/query_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -243,6 +246,10 @@ class Coordinator {
   std::string endpoint_;
   store::Database db_;
   store::StateStore states_{db_};  // the one writer of jobs.state and apps.state
+  // The SQL of client requests (requests.cc): submit and cancel, themisctl's queries, log reads.
+  store::AppStore app_store_{db_};
+  store::QueryStore query_store_{db_};
+  store::LogRelayStore log_relay_store_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;
