@@ -18,6 +18,7 @@
 #include "coordinator/config.h"
 #include "coordinator/env.h"
 #include "coordinator/request_error.h"
+#include "coordinator/store/app_store.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
 #include "coordinator/store/grant_store.h"
@@ -27,6 +28,8 @@
 #include "coordinator/store/host_store.h"
 #include "coordinator/store/job_exit_store.h"
 #include "coordinator/store/lease_release_store.h"
+#include "coordinator/store/log_relay_store.h"
+#include "coordinator/store/query_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -260,6 +263,10 @@ class Coordinator {
   store::EventStore events_{db_};
   store::JobExitStore job_exits_{db_};
   store::LeaseReleaseStore lease_releases_{db_};
+  // The SQL of client requests (requests.cc): submit and cancel, themisctl's queries, log reads.
+  store::AppStore app_store_{db_};
+  store::QueryStore query_store_{db_};
+  store::LogRelayStore log_relay_store_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;

@@ -19,37 +19,14 @@ using nlohmann::json;
 
 namespace {
 
-json typed_rows(store::Database& db, const std::string& sql, std::int64_t param = -1) {
-  auto st = db.prepare(sql);
-  if (param >= 0) st.bind(1, param);
-  json items = json::array();
-  while (st.step()) {
-    json row = json::object();
-    for (int c = 0; c < st.columns(); ++c) {
-      const std::string name = st.column_name(c);
-      if (st.is_null(c)) {
-        row[name] = nullptr;
-        continue;
-      }
-      if (st.type(c) == SQLITE_INTEGER) row[name] = st.int64(c);
-      else if (st.type(c) == SQLITE_FLOAT) row[name] = st.real(c);
-      else row[name] = st.text(c);
-    }
-    items.push_back(std::move(row));
-  }
-  return items;
-}
-
 constexpr const char* kLogHidden = "(hidden: only the app's owner and admins read its logs)";
 
 // What another user must not read of an app (docs/admin.md): any line of its jobs' log tails, wherever a
 // message quotes one (the explain verdict, failure reasons), and the failure events that quote older ones.
-void hide_log_text(store::Database& db, std::int64_t app, json& doc) {
+void hide_log_text(const std::vector<std::string>& log_tails, json& doc) {
   std::vector<std::string> lines;
-  auto st = db.prepare("SELECT log_tail FROM jobs WHERE app_id = ? AND log_tail IS NOT NULL");
-  st.bind(1, app);
-  while (st.step()) {
-    std::istringstream tail(st.text(0));
+  for (const auto& log_tail : log_tails) {
+    std::istringstream tail(log_tail);
     for (std::string line; std::getline(tail, line);) {
       const auto first = line.find_first_not_of(" \t\r");
       if (first == std::string::npos) continue;
@@ -106,32 +83,14 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   if (!token.empty()) {
     // A Submit whose (owner, token) already made an app is a retry whose answer was lost or late: it is
     // answered with that app and creates nothing. The same token with another spec is refused.
-    struct Earlier {
-      std::int64_t app;
-      std::string name, spec;
-      std::uint32_t jobs;
-    };
-    std::optional<Earlier> earlier;
-    {
-      auto st = db_.prepare("SELECT a.id, a.name, a.spec, (SELECT count(*) FROM jobs j WHERE j.app_id = a.id) "
-                            "FROM apps a WHERE a.owner = ? AND a.submit_token = ?");
-      st.bind_all(caller.name, token);
-      if (st.step()) earlier = Earlier{st.int64(0), st.text(1), st.text(2), static_cast<std::uint32_t>(st.int64(3))};
-    }
-    if (earlier) {
+    if (const auto earlier = app_store_.app_of_token(caller.name, token)) {
       const std::int64_t app = earlier->app;
       if (earlier->spec != std::string(submit.getSpec())) {
         throw bad_spec("token " + token + " was already used by app " + std::to_string(app) +
                                  " with a different spec; choose a new token for a new app");
       }
       // Recorded once per app: a client retrying too fast must not turn every read-only answer into a commit.
-      bool first_repeat = false;
-      {
-        auto seen = db_.prepare("SELECT 1 FROM events WHERE app_id = ? AND kind = 'SubmitRepeated' LIMIT 1");
-        seen.bind(1, app);
-        first_repeat = !seen.step();
-      }
-      if (first_repeat) {
+      if (!app_store_.submit_repeat_recorded(app)) {
         store::Database::Transaction tx(db_);
         event(env_->now(), "SubmitRepeated", app, std::nullopt, "", std::nullopt,
               "token " + token + " sent again by " + net::to_string(caller.role) + ":" + caller.name +
@@ -164,28 +123,29 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
   std::int64_t app = 0;
   {
     store::Database::Transaction tx(db_);
-    db_.prepare("INSERT INTO apps(name, owner, state, spec, gpus_per_job, max_concurrent_jobs, workdir, env, checkpoint_dir, "
-                "grace_ms, submitted_at, submit_token) VALUES (?,?, 'PENDING', ?,?,?,?,?,?,?,?,?)")
-        .bind_all(spec.name, caller.name, std::string(submit.getSpec()), static_cast<std::int64_t>(spec.gpus_per_job),
-                  static_cast<std::int64_t>(spec.max_concurrent_jobs), spec.workdir, json(spec.env).dump(),
-                  spec.checkpoint_dir, static_cast<std::int64_t>(spec.grace_period_ms), now,
-                  token.empty() ? std::optional<std::string>() : std::optional<std::string>(token))
-        .run();
-    app = db_.last_insert_id();
+    app = app_store_.insert_app({.name = spec.name,
+                                 .owner = caller.name,
+                                 .spec = std::string(submit.getSpec()),
+                                 .gpus_per_job = static_cast<std::int64_t>(spec.gpus_per_job),
+                                 .max_concurrent_jobs = static_cast<std::int64_t>(spec.max_concurrent_jobs),
+                                 .workdir = spec.workdir,
+                                 .env_json = json(spec.env).dump(),
+                                 .checkpoint_dir = spec.checkpoint_dir,
+                                 .grace_ms = static_cast<std::int64_t>(spec.grace_period_ms),
+                                 .submitted_at = now,
+                                 .submit_token = token.empty() ? std::optional<std::string>() : std::optional<std::string>(token)});
     for (const auto& job : spec.jobs) {
       std::vector<std::string> command;
       for (const auto& part : job.command) command.push_back(spec::expand_placeholders(part, app, job.index, job.hparams));
-      db_.prepare("INSERT INTO jobs(app_id, job, state, reason, hparams, command, state_since) VALUES (?,?, 'PENDING', 'New', ?,?,?)")
-          .bind_all(app, static_cast<std::int64_t>(job.index), job.hparams_json, json(command).dump(), now)
-          .run();
+      app_store_.insert_job(app, static_cast<std::int64_t>(job.index), job.hparams_json, json(command).dump(), now);
     }
     if (wants_probe(app, spec.gpus_per_job, static_cast<int>(spec.jobs.size()), spec.max_concurrent_jobs)) {
-      db_.prepare("UPDATE apps SET probe = 'waiting' WHERE id = ?").bind(1, app).run();
+      app_store_.mark_probe_waiting(app);
     }
     event(now, "Submitted", app, std::nullopt, "", std::nullopt,
           "by " + net::to_string(caller.role) + ":" + caller.name + ", " + std::to_string(spec.jobs.size()) + " jobs" +
               (token.empty() ? "" : ", token " + token));
-    db_.prepare("UPDATE apps SET admission = ? WHERE id = ?").bind_all(std::string(kAdmissionUndecided), app).run();
+    app_store_.set_admission(app, kAdmissionUndecided);
     admit_apps(now);
     tx.commit();
   }
@@ -201,29 +161,21 @@ void Coordinator::on_submit(const std::string& routing_id, const Caller& caller,
 
 void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller, const net::InMessage& in) {
   const std::int64_t app = in.envelope().getBody().getCancel().getApp();
-  auto st = db_.prepare("SELECT owner, state FROM apps WHERE id = ?");
-  st.bind(1, app);
-  if (!st.step()) throw not_found("app " + std::to_string(app));
-  const std::string owner = st.text(0);
+  const auto ownership = app_store_.ownership(app);
+  if (!ownership) throw not_found("app " + std::to_string(app));
+  const std::string owner = ownership->owner;
   if (caller.role != net::Role::kAdmin && caller.name != owner) {
     throw denied("app " + std::to_string(app) + " belongs to " + owner + "; only its owner or an admin may cancel it");
   }
   const double now = env_->now();
   {
     store::Database::Transaction tx(db_);
-    auto jobs = db_.prepare("SELECT job FROM jobs WHERE app_id = ? AND state IN ('PENDING','STARTING','RUNNING')");
-    jobs.bind(1, app);
-    std::vector<std::int64_t> list;
-    while (jobs.step()) list.push_back(jobs.int64(0));
-    for (const auto job : list) stop_job(app, job, now, "Cancelled");
+    for (const auto job : app_store_.cancellable_jobs(app)) stop_job(app, job, now, "Cancelled");
     event(now, "CancelRequested", app, std::nullopt, "", std::nullopt, "by " + caller.name);
     if (has_launcher(app)) {
       // A launcher app otherwise ends only when its launcher says so; a cancel ends it here, which also
       // stops its launcher (supervise_launchers) and frees its GPUs once the stopped workers are gone.
-      db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app cancelled' "
-                  "WHERE app_id = ? AND state = 'active'")
-          .bind_all(now, app)
-          .run();
+      app_store_.release_leases_of_cancelled(app, now);
       if (states_.move_app(app, AppState::kCancelled, now)) {
         event(now, "AppCancelled", app, std::nullopt, "", std::nullopt, "cancelled by " + caller.name);
       }
@@ -284,40 +236,28 @@ void Coordinator::on_read_log(const std::string& routing_id, const Caller& calle
   const std::int64_t app = r.getApp(), job = r.getJob();
   const std::string name = std::to_string(app) + "_" + std::to_string(job);
   {
-    auto owner = db_.prepare("SELECT owner FROM apps WHERE id = ?");
-    owner.bind(1, app);
-    if (!owner.step()) throw not_found("app " + std::to_string(app));
+    const auto owner = log_relay_store_.app_owner(app);
+    if (!owner) throw not_found("app " + std::to_string(app));
     // Logs only for the app's owner and admins (docs/admin.md, Keys and enrollment).
-    if (caller.role != net::Role::kAdmin && owner.text(0) != caller.name) {
-      throw denied("app " + std::to_string(app) + " belongs to " + owner.text(0) + "; only its owner or an admin reads its logs");
+    if (caller.role != net::Role::kAdmin && *owner != caller.name) {
+      throw denied("app " + std::to_string(app) + " belongs to " + *owner + "; only its owner or an admin reads its logs");
     }
   }
   std::uint32_t attempt = r.getAttempt();
   std::vector<GpuIndex> gpus;
   {
-    auto st = db_.prepare("SELECT attempt, placement FROM jobs WHERE app_id = ? AND job = ?");
-    st.bind_all(app, job);
-    if (!st.step()) throw not_found("job " + name);
-    const auto latest = static_cast<std::uint32_t>(st.int64(0));
+    const auto stored = log_relay_store_.latest_attempt(app, job);
+    if (!stored) throw not_found("job " + name);
+    const auto latest = stored->attempt;
     if (latest == 0) throw not_found("job " + name + " has not started yet, so it has no log");
     if (attempt == 0) attempt = latest;
     if (attempt > latest) throw not_found("job " + name + " attempt " + std::to_string(attempt) + " (its latest is " + std::to_string(latest) + ")");
-    if (attempt == latest) gpus = json::parse(st.text(1)).get<std::vector<GpuIndex>>();
+    if (attempt == latest) gpus = json::parse(stored->placement_json).get<std::vector<GpuIndex>>();
   }
-  if (gpus.empty()) {
-    // The attempt ended (its placement is cleared): the GPUs its last leases held, rank r on the r-th.
-    auto st = db_.prepare("SELECT gpu FROM leases WHERE app_id = ?1 AND job = ?2 AND round_id = "
-                          "(SELECT max(round_id) FROM leases WHERE app_id = ?1 AND job = ?2) ORDER BY gpu");
-    st.bind_all(app, job);
-    while (st.step()) gpus.push_back(static_cast<GpuIndex>(st.int64(0)));
-  }
+  // The attempt ended (its placement is cleared): the GPUs its last leases held, rank r on the r-th.
+  if (gpus.empty()) gpus = log_relay_store_.last_lease_gpus(app, job);
   if (r.getRank() >= gpus.size()) throw not_found("rank " + std::to_string(r.getRank()) + " of job " + name + " attempt " + std::to_string(attempt));
-  std::string host;
-  {
-    auto st = db_.prepare("SELECT h.name FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE g.gpu = ?");
-    st.bind(1, static_cast<std::int64_t>(gpus[r.getRank()]));
-    if (st.step()) host = st.text(0);
-  }
+  const std::string host = log_relay_store_.host_of_gpu(gpus[r.getRank()]);
   const auto session = sessions_.find(host);
   if (host.empty() || session == sessions_.end() || session->second.routing_id.empty()) {
     throw RequestError(wire::ErrorCode::INTERNAL, "the log of job " + name + " is on host " + (host.empty() ? "?" : host) +
@@ -347,12 +287,7 @@ void Coordinator::on_log_chunk(const std::string& routing_id, const Caller& /*ca
   const LogRelay relay = it->second;
   log_relays_.erase(it);
   if (host_of_routing(routing_id) != relay.host) return;  // only the host it was asked of answers it
-  bool ended = true;
-  {
-    auto st = db_.prepare("SELECT attempt = ? AND state IN ('STARTING','RUNNING','STOPPING') FROM jobs WHERE app_id = ? AND job = ?");
-    st.bind_all(static_cast<std::int64_t>(relay.attempt), relay.app, relay.job);
-    if (st.step()) ended = st.int64(0) == 0;
-  }
+  const bool ended = log_relay_store_.attempt_ended(relay.app, relay.job, relay.attempt);
   net::OutMessage out(relay.request_id);
   auto to_client = out.body().initLogChunk();
   to_client.setData(chunk.getData());
@@ -402,7 +337,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
   switch (query.getKind()) {
     case wire::QueryKind::APPS: {
       doc["kind"] = "AppList";
-      doc["items"] = typed_rows(db_, "SELECT r.*, a.probe FROM apps_rho r JOIN apps a ON a.id = r.app ORDER BY r.app");
+      doc["items"] = query_store_.apps_with_probe();
       const double now = env_->now();
       for (auto& item : doc["items"]) {
         const std::string state = item["state"].get<std::string>();
@@ -414,15 +349,15 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
     }
     case wire::QueryKind::NODES:
       doc["kind"] = "NodeList";
-      doc["items"] = typed_rows(db_, "SELECT * FROM gpu_utilisation");
+      doc["items"] = query_store_.gpu_utilisation();
       break;
     case wire::QueryKind::LEASES:
       doc["kind"] = "LeaseList";
-      doc["items"] = typed_rows(db_, "SELECT * FROM leases_active ORDER BY gpu");
+      doc["items"] = query_store_.active_leases();
       break;
     case wire::QueryKind::ROUNDS:
       doc["kind"] = "RoundList";
-      doc["items"] = typed_rows(db_, "SELECT * FROM rounds_recent");
+      doc["items"] = query_store_.recent_rounds();
       break;
     case wire::QueryKind::HISTORY: {
       store::HistoryPeriod period;
@@ -446,28 +381,19 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       break;
     case wire::QueryKind::APP:
     case wire::QueryKind::EXPLAIN: {
-      auto apps = typed_rows(db_, "SELECT * FROM apps_rho WHERE app = ?", app);
+      auto apps = query_store_.app_row(app);
       if (apps.empty()) throw not_found("app " + std::to_string(app));
       doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
       set_reason(apps[0], db_, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
       doc["app"] = apps[0];
-      doc["jobs"] = typed_rows(db_,
-                               "SELECT job, state, reason, attempt, hparams, placement, exit_code, exit_signal, log_tail, failure, "
-                               "strftime('%Y-%m-%dT%H:%M:%SZ', retry_at, 'unixepoch') AS retry_at "
-                               "FROM jobs WHERE app_id = ? ORDER BY job",
-                               app);
+      doc["jobs"] = query_store_.jobs_of_app(app);
       // Everyone may see an app, but its logs only its owner and admins (docs/admin.md, Keys and enrollment).
       if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) {
         for (auto& job : doc["jobs"]) {
           if (!job["log_tail"].is_null()) job["log_tail"] = kLogHidden;
         }
       }
-      doc["failures"] = typed_rows(db_,
-                                   "SELECT job, attempt, strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch') AS time, class, "
-                                   "exit_code, exit_signal, decision, summary, reason, "
-                                   "strftime('%Y-%m-%dT%H:%M:%SZ', retry_at, 'unixepoch') AS retry_at "
-                                   "FROM job_failures WHERE app_id = ? ORDER BY id DESC LIMIT 100",
-                                   app);
+      doc["failures"] = query_store_.failures_of_app(app);
       if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) {  // reasons quote the logs
         for (auto& f : doc["failures"]) {
           if (f["class"] != "preemption") f["reason"] = "(hidden: only the app's owner and admins read its logs)";
@@ -476,26 +402,16 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
           if (job["failure"].is_string()) job["failure"] = job["failure"].get<std::string>().substr(0, job["failure"].get<std::string>().find(':'));
         }
       }
-      doc["events"] = typed_rows(db_,
-                                 "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', ts, 'unixepoch') AS time, kind, job, host, round_id AS round, message "
-                                 "FROM events WHERE app_id = ? ORDER BY id DESC LIMIT 50",
-                                 app);
+      doc["events"] = query_store_.events_of_app(app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
         doc["verdict"] = explain_app(db_, app, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
-        doc["rounds"] = typed_rows(db_,
-                                   "SELECT b.round_id AS round, r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, b.rho_before, "
-                                   "b.rho_no_new, b.bid_rows, b.won, b.grant_kind, "
-                                   "(SELECT count(*) + 1 FROM bids o WHERE o.round_id = b.round_id AND o.rho_before > b.rho_before) AS rho_rank "
-                                   "FROM bids b JOIN rounds r ON r.id = b.round_id WHERE b.app_id = ? ORDER BY b.round_id DESC LIMIT 10",
-                                   app);
-        doc["active_apps"] = typed_rows(db_, "SELECT app, name, rho FROM apps_rho WHERE state IN ('PENDING','RUNNING') ORDER BY rho DESC");
-        doc["free_gpus"] = typed_rows(db_,
-                                      "SELECT count(*) AS n FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' AND h.drain_reason IS NULL "
-                                      "AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active')")[0]["n"];
-        doc["next_expiry"] = typed_rows(db_,
-                                        "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(expiry), 'unixepoch') AS t FROM leases WHERE state = 'active'")[0]["t"];
+        doc["rounds"] = query_store_.bids_of_app(app);
+        doc["active_apps"] = query_store_.active_apps_by_rho();
+        doc["free_gpus"] = query_store_.free_gpus();
+        const auto next_expiry = query_store_.next_lease_expiry();
+        doc["next_expiry"] = next_expiry ? json(*next_expiry) : json();
       }
-      if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) hide_log_text(db_, app, doc);
+      if (caller.role != net::Role::kAdmin && apps[0]["owner"] != caller.name) hide_log_text(query_store_.log_tails_of_app(app), doc);
       break;
     }
   }

@@ -294,43 +294,37 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
 // job's workers still occupy them (a preempted job may still be checkpointing), nor ranks the host runs
 // without a lease (a host back from a partition before it fenced: their job's placement is gone).
 void Coordinator::launch_ready_jobs() {
-  auto jobs = db_.prepare(
-      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms, a.owner "
-      "FROM jobs j JOIN apps a ON a.id = j.app_id WHERE j.state = 'STARTING' ORDER BY j.app_id, j.job");
+  store::RoundStore store(db_);
   struct Rank {
     std::string host;
     std::uint32_t local_index;
   };
-  while (jobs.step()) {
-    const std::int64_t app = jobs.int64(0), job = jobs.int64(1), attempt = jobs.int64(2);
+  for (const auto& starting : store.starting_jobs()) {
+    const std::int64_t app = starting.app, job = starting.job, attempt = starting.attempt;
     const JobKey key{app, job, attempt};
     if (launched_.count(key)) continue;
-    const auto placement = json::parse(jobs.text(3)).get<std::vector<GpuIndex>>();
+    const auto placement = json::parse(starting.placement_json).get<std::vector<GpuIndex>>();
     std::vector<Rank> ranks;
     bool ready = true;
     for (GpuIndex g : placement) {
-      auto where = db_.prepare(
-          "SELECT h.name, g.local_index, (SELECT count(*) FROM jobs o, json_each(o.placement) p WHERE p.value = g.gpu "
-          "AND o.state IN ('RUNNING','STOPPING','STARTING') AND NOT (o.app_id = ? AND o.job = ?)) "
-          "FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE g.gpu = ?");
-      where.bind_all(app, job, static_cast<std::int64_t>(g));
-      if (!where.step() || where.int64(2) > 0 || !sessions_.count(where.text(0)) ||
-          sessions_[where.text(0)].routing_id.empty() || !sessions_[where.text(0)].unleased_ranks.empty()) {
+      const auto seat = store.gpu_seat(app, job, g);
+      if (!seat || seat->other_jobs > 0 || !sessions_.count(seat->host) || sessions_[seat->host].routing_id.empty() ||
+          !sessions_[seat->host].unleased_ranks.empty()) {
         ready = false;
         break;
       }
-      ranks.push_back({where.text(0), static_cast<std::uint32_t>(where.int64(1))});
+      ranks.push_back({seat->host, seat->local_index});
     }
     if (!ready || ranks.empty()) continue;
-    const auto command = json::parse(jobs.text(4)).get<std::vector<std::string>>();
+    const auto command = json::parse(starting.command_json).get<std::vector<std::string>>();
     // Stored typed (numbers stay numbers for THEMIS_HPARAMS); placeholders take the values as text.
-    const std::string hparams_json = jobs.text(5);
+    const std::string& hparams_json = starting.hparams_json;
     const auto typed = json::parse(hparams_json);
     std::map<std::string, std::string> hparams;
     for (const auto& [name, value] : typed.items()) {
       hparams[name] = value.is_string() ? value.get<std::string>() : value.dump();
     }
-    const auto env = json::parse(jobs.text(7)).get<std::map<std::string, std::string>>();
+    const auto env = json::parse(starting.env_json).get<std::map<std::string, std::string>>();
     const int ports = config_.rendezvous_port_last - config_.rendezvous_port_first + 1;
     const int port = config_.rendezvous_port_first + static_cast<int>(rendezvous_turn_++ % static_cast<std::uint64_t>(ports));
     const std::string rendezvous = sessions_[ranks[0].host].address + ":" + std::to_string(port);
@@ -359,10 +353,10 @@ void Coordinator::launch_ready_jobs() {
         vars[v].setName(name);
         vars[v++].setValue(value);
       }
-      launch.setWorkdir(jobs.text(6));
-      launch.setCheckpointDir(spec::expand_placeholders(jobs.text(8), app, static_cast<int>(job), hparams));
-      launch.setGraceMs(static_cast<std::uint32_t>(jobs.int64(9)));
-      launch.setAccount(unix_account(config_, jobs.text(10)));
+      launch.setWorkdir(starting.workdir);
+      launch.setCheckpointDir(spec::expand_placeholders(starting.checkpoint_dir, app, static_cast<int>(job), hparams));
+      launch.setGraceMs(static_cast<std::uint32_t>(starting.grace_ms));
+      launch.setAccount(unix_account(config_, starting.owner));
       send_to_host(ranks[r].host, out);
     }
     launched_.insert(key);

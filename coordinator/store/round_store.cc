@@ -152,4 +152,26 @@ void RoundStore::mark_round_sent(std::int64_t round, double committed, double gr
       .run();
 }
 
+std::vector<RoundStore::StartingJob> RoundStore::starting_jobs() {
+  auto jobs = db_.prepare(
+      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms, a.owner "
+      "FROM jobs j JOIN apps a ON a.id = j.app_id WHERE j.state = 'STARTING' ORDER BY j.app_id, j.job");
+  std::vector<StartingJob> out;
+  while (jobs.step()) {
+    out.push_back({jobs.int64(0), jobs.int64(1), jobs.int64(2), jobs.text(3), jobs.text(4), jobs.text(5), jobs.text(6),
+                   jobs.text(7), jobs.text(8), jobs.int64(9), jobs.text(10)});
+  }
+  return out;
+}
+
+std::optional<RoundStore::GpuSeat> RoundStore::gpu_seat(std::int64_t app, std::int64_t job, GpuIndex gpu) {
+  auto where = db_.prepare(
+      "SELECT h.name, g.local_index, (SELECT count(*) FROM jobs o, json_each(o.placement) p WHERE p.value = g.gpu "
+      "AND o.state IN ('RUNNING','STOPPING','STARTING') AND NOT (o.app_id = ? AND o.job = ?)) "
+      "FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE g.gpu = ?");
+  where.bind_all(app, job, static_cast<std::int64_t>(gpu));
+  if (!where.step()) return std::nullopt;
+  return GpuSeat{where.text(0), static_cast<std::uint32_t>(where.int64(1)), where.int64(2)};
+}
+
 }  // namespace themis::store

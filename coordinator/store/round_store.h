@@ -68,6 +68,26 @@ class RoundStore {
   // After the commit: when it committed and sent its grants, and the loop's worst turn since the last round.
   void mark_round_sent(std::int64_t round, double committed, double grants_sent, double worst_loop_lag_ms);
 
+  // Launches (Coordinator::launch_ready_jobs). A STARTING job with what its launch carries; the JSON columns
+  // stay text, parsed by the launch.
+  struct StartingJob {
+    std::int64_t app = 0, job = 0, attempt = 0;
+    std::string placement_json, command_json, hparams_json;
+    std::string workdir, env_json, checkpoint_dir;
+    std::int64_t grace_ms = 0;
+    std::string owner;
+  };
+  // Every STARTING job, by app and job.
+  std::vector<StartingJob> starting_jobs();
+  // Where GPU `gpu` is, and how many jobs other than (app, job) that are STARTING, RUNNING or STOPPING are
+  // placed on it (nullopt: no such GPU).
+  struct GpuSeat {
+    std::string host;
+    std::uint32_t local_index = 0;
+    std::int64_t other_jobs = 0;
+  };
+  std::optional<GpuSeat> gpu_seat(std::int64_t app, std::int64_t job, GpuIndex gpu);
+
  private:
   Database& db_;
 };
