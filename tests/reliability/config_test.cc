@@ -65,7 +65,8 @@ TEST_F(ReliabilityConfig, BadValuesNameTheFieldAndTheLine) {
 TEST_F(ReliabilityConfig, FilterRuleDefaultsToOfferBoundedAsInTheSimulatorAndRejectsOtherNames) {
   EXPECT_EQ(load_coordinator_config(write("[coordinator]\nseed = 3\n")).filter, arbiter::FilterRule::kOfferBounded);
   EXPECT_EQ(load_coordinator_config(write("[coordinator]\nfilter = \"fixed\"\n")).filter, arbiter::FilterRule::kFixed);
-  EXPECT_NE(error_of("[coordinator]\nfilter = \"half\"\n").find(":2:10: coordinator.filter: must be \"offer-bounded\" or \"fixed\""),
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nfilter = \"adaptive\"\n")).filter, arbiter::FilterRule::kAdaptive);
+  EXPECT_NE(error_of("[coordinator]\nfilter = \"half\"\n").find(":2:10: coordinator.filter: must be one of offer-bounded, fixed, adaptive"),
             std::string::npos)
       << error_of("[coordinator]\nfilter = \"half\"\n");
 }
