@@ -18,8 +18,10 @@
 #include "coordinator/config.h"
 #include "coordinator/env.h"
 #include "coordinator/request_error.h"
+#include "coordinator/store/admission_store.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/failure_store.h"
 #include "coordinator/store/state_store.h"
 #include "core/rng.h"
 #include "net/authorized_keys.h"
@@ -243,6 +245,9 @@ class Coordinator {
   std::string endpoint_;
   store::Database db_;
   store::StateStore states_{db_};  // the one writer of jobs.state and apps.state
+  // Stores of failed attempts and admission control (job_failures.cc): store::FailureStore, store::AdmissionStore.
+  store::FailureStore failures_{db_};
+  store::AdmissionStore admission_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;
