@@ -119,8 +119,8 @@ std::string leftover_sentence(const json& outcome) {
 }
 
 // The Themis filter of a round: `everyone` are its bidders, `offered_to` its app ids.
-std::string offer_text(const std::vector<store::Bidder>& everyone, const json& offered_to, std::int64_t free_then, std::int64_t active_apps,
-                       double fairness_knob, bool offer_bounded) {
+std::string offer_text(const std::vector<store::Bidder>& everyone, const json& offered_to, std::int64_t free_then,
+                       std::int64_t active_apps, double fairness_knob, bool offer_bounded) {
   std::vector<std::string> offered_text;
   for (const auto& e : everyone) {
     if (contains(offered_to, e.app)) {
