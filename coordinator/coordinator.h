@@ -18,15 +18,17 @@
 #include "coordinator/config.h"
 #include "coordinator/env.h"
 #include "coordinator/request_error.h"
+#include "coordinator/store/admission_store.h"
 #include "coordinator/store/app_store.h"
 #include "coordinator/store/checkpointer.h"
 #include "coordinator/store/database.h"
-#include "coordinator/store/grant_store.h"
-#include "coordinator/store/job_launch_store.h"
-#include "coordinator/store/launcher_store.h"
 #include "coordinator/store/event_store.h"
+#include "coordinator/store/failure_store.h"
+#include "coordinator/store/grant_store.h"
 #include "coordinator/store/host_store.h"
 #include "coordinator/store/job_exit_store.h"
+#include "coordinator/store/job_launch_store.h"
+#include "coordinator/store/launcher_store.h"
 #include "coordinator/store/lease_release_store.h"
 #include "coordinator/store/log_relay_store.h"
 #include "coordinator/store/query_store.h"
@@ -267,6 +269,9 @@ class Coordinator {
   store::AppStore app_store_{db_};
   store::QueryStore query_store_{db_};
   store::LogRelayStore log_relay_store_{db_};
+  // Stores of failed attempts and admission control (job_failures.cc): store::FailureStore, store::AdmissionStore.
+  store::FailureStore failures_{db_};
+  store::AdmissionStore admission_{db_};
   // Syncs db_ every second off the loop: its commits do not wait for the disk (docs/reliability.md "Durability").
   static constexpr std::chrono::milliseconds kCheckpointInterval{1000};
   store::Checkpointer checkpointer_;

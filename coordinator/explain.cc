@@ -2,6 +2,7 @@
 
 #include "coordinator/admission_feasibility.h"
 #include "coordinator/request_error.h"
+#include "coordinator/store/explain_store.h"
 
 #include <algorithm>
 #include <cctype>
@@ -21,31 +22,13 @@ using nlohmann::json;
 
 namespace {
 
-json row_of(store::Statement& st) {
-  json row = json::object();
-  for (int c = 0; c < st.columns(); ++c) {
-    const std::string name = st.column_name(c);
-    if (st.is_null(c)) row[name] = nullptr;
-    else if (st.type(c) == SQLITE_INTEGER) row[name] = st.int64(c);
-    else if (st.type(c) == SQLITE_FLOAT) row[name] = st.real(c);
-    else row[name] = st.text(c);
-  }
-  return row;
-}
+using store::ExplainApp;
+using store::ExplainJob;
 
-std::optional<json> one_row(store::Database& db, const std::string& sql, std::int64_t param) {
-  auto st = db.prepare(sql);
-  st.bind(1, param);
-  if (!st.step()) return std::nullopt;
-  return row_of(st);
-}
-
-json all_rows(store::Database& db, const std::string& sql, std::int64_t param) {
-  auto st = db.prepare(sql);
-  if (sql.find('?') != std::string::npos) st.bind(1, param);
-  json rows = json::array();
-  while (st.step()) rows.push_back(row_of(st));
-  return rows;
+// A stored value as a fact: null when it is not stored.
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json();
 }
 
 double number(const json& v, double fallback = 0) { return v.is_number() ? v.get<double>() : fallback; }
@@ -69,7 +52,7 @@ std::string fixed(double v, int digits = 3) {
   return s.str();
 }
 
-std::string rho_text(const json& v) { return v.is_number() ? fixed(v.get<double>()) : "unknown"; }
+std::string rho_text(const std::optional<double>& v) { return v ? fixed(*v) : "unknown"; }
 
 std::string duration(double seconds) {
   if (seconds < 120) return fixed(seconds, 3) + " s";
@@ -87,18 +70,17 @@ bool contains(const json& array, std::int64_t value) {
   return std::any_of(array.begin(), array.end(), [&](const json& v) { return v.is_number() && v.get<std::int64_t>() == value; });
 }
 
-json parse_or(const json& text, json fallback) {
-  if (!text.is_string()) return fallback;
+json parse_or(const std::string& text, json fallback) {
   try {
-    return json::parse(text.get<std::string>());
+    return json::parse(text);
   } catch (const json::exception&) {
     return fallback;
   }
 }
 
-std::string last_line(const json& text) {
-  if (!text.is_string()) return "";
-  std::string s = text.get<std::string>();
+std::string last_line(const std::optional<std::string>& text) {
+  if (!text) return "";
+  std::string s = *text;
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   const auto cut = s.rfind('\n');
   return cut == std::string::npos ? s : s.substr(cut + 1);
@@ -106,9 +88,9 @@ std::string last_line(const json& text) {
 
 std::string app_label(std::int64_t id, const std::string& name) { return "app " + std::to_string(id) + " (" + name + ")"; }
 
-// "round 12 (2026-01-02T03:04:05Z, lease expiry)", from a row with started_at and trigger.
-std::string round_label(std::int64_t round, const json& r) {
-  return "round " + std::to_string(round) + " (" + iso(number(r["started_at"])) + ", " + r["trigger"].get<std::string>() + ")";
+// "round 12 (2026-01-02T03:04:05Z, lease expiry)".
+std::string round_label(std::int64_t round, double started_at, const std::string& trigger) {
+  return "round " + std::to_string(round) + " (" + iso(started_at) + ", " + trigger + ")";
 }
 
 std::string join_texts(const std::vector<std::string>& parts) {
@@ -136,13 +118,13 @@ std::string leftover_sentence(const json& outcome) {
   return leftovers.empty() ? "no GPU was left over for apps outside the auction" : "the leftover went to " + join_texts(leftovers);
 }
 
-// The Themis filter of a round: `everyone` are its bids' rows {app, name, rho}, `offered_to` its app ids.
-std::string offer_text(const json& everyone, const json& offered_to, std::int64_t free_then, std::int64_t active_apps,
-                       double fairness_knob, bool offer_bounded) {
+// The Themis filter of a round: `everyone` are its bidders, `offered_to` its app ids.
+std::string offer_text(const std::vector<store::Bidder>& everyone, const json& offered_to, std::int64_t free_then,
+                       std::int64_t active_apps, double fairness_knob, bool offer_bounded) {
   std::vector<std::string> offered_text;
   for (const auto& e : everyone) {
-    if (contains(offered_to, e["app"].get<std::int64_t>())) {
-      offered_text.push_back("app " + e["app"].dump() + " (" + e["name"].get<std::string>() + ", ρ " + rho_text(e["rho"]) + ")");
+    if (contains(offered_to, e.app)) {
+      offered_text.push_back("app " + std::to_string(e.app) + " (" + e.name + ", ρ " + rho_text(e.rho) + ")");
     }
   }
   const std::int64_t filter_size =
@@ -154,36 +136,20 @@ std::string offer_text(const json& everyone, const json& offered_to, std::int64_
 }
 
 // Cluster-wide facts used by several verdicts.
-struct ClusterNow {
-  std::int64_t hosts_up = 0;
-  std::int64_t gpus_up = 0;
-  std::int64_t free_gpus = 0;
-  json next_expiry;  // {expiry, app, name, gpu} or null
+struct ClusterNow : store::ClusterCounts {
+  std::optional<store::LeaseExpiry> next_expiry;
 };
 
-ClusterNow cluster_now(store::Database& db) {
-  ClusterNow c;
-  auto st = db.prepare(
-      "SELECT (SELECT count(*) FROM hosts WHERE state = 'up'), "
-      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up'), "
-      "(SELECT count(*) FROM gpus g JOIN hosts h ON h.id = g.host_id WHERE h.state = 'up' AND h.drain_reason IS NULL "
-      " AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.gpu = g.gpu AND l.state = 'active'))");
-  st.step();
-  c.hosts_up = st.int64(0);
-  c.gpus_up = st.int64(1);
-  c.free_gpus = st.int64(2);
-  auto next = db.prepare(
-      "SELECT l.expiry, l.app_id AS app, a.name, l.gpu FROM leases l JOIN apps a ON a.id = l.app_id "
-      "WHERE l.state = 'active' ORDER BY l.expiry, l.gpu LIMIT 1");
-  if (next.step()) c.next_expiry = row_of(next);
+ClusterNow cluster_now(store::ExplainStore& records) {
+  ClusterNow c{records.cluster_counts(), {}};
+  c.next_expiry = records.next_expiry();
   return c;
 }
 
 std::string next_expiry_text(const ClusterNow& c) {
-  if (c.next_expiry.is_null()) return "no lease is active";
-  return "the next lease expiry is at " + iso(number(c.next_expiry["expiry"])) + " (GPU " +
-         c.next_expiry["gpu"].dump() + ", " +
-         app_label(c.next_expiry["app"].get<std::int64_t>(), c.next_expiry["name"].get<std::string>()) + ")";
+  if (!c.next_expiry) return "no lease is active";
+  return "the next lease expiry is at " + iso(c.next_expiry->expiry) + " (GPU " + std::to_string(c.next_expiry->gpu) +
+         ", " + app_label(c.next_expiry->app, c.next_expiry->app_name) + ")";
 }
 
 std::string now_text(const ClusterNow& c) {
@@ -200,23 +166,24 @@ struct Verdict {
 
 // Why the app's pending jobs did not start: admission, back-off, concurrency, then what the last
 // round that considered the app decided, then the cluster as it is now.
-Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
+Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, const std::vector<ExplainJob>& jobs,
+                        const ClusterNow& now_c, double now,
                         double fairness_knob, bool offer_bounded) {
   Verdict v;
-  const std::int64_t id = app["id"].get<std::int64_t>();
-  const std::string label = app_label(id, app["name"].get<std::string>());
-  const std::int64_t per_job = app["gpus_per_job"].get<std::int64_t>();
-  const std::int64_t max_concurrent = app["max_concurrent_jobs"].get<std::int64_t>();
+  const std::int64_t id = app.id;
+  const std::string label = app_label(id, app.name);
+  const std::int64_t per_job = app.gpus_per_job;
+  const std::int64_t max_concurrent = app.max_concurrent_jobs;
   std::int64_t pending = 0, active = 0, in_backoff = 0;
   json backoff = json::array();
   for (const auto& j : jobs) {
-    const std::string state = j["state"].get<std::string>();
+    const std::string& state = j.state;
     if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") ++active;
     if (state != "PENDING") continue;
     ++pending;
-    if (j.contains("retry_at") && j["retry_at"].is_number()) {
+    if (j.retry_at) {
       ++in_backoff;
-      backoff.push_back({{"job", j["job"]}, {"retry_at", j["retry_at"]}, {"failure", j.value("failure", json())}});
+      backoff.push_back({{"job", j.job}, {"retry_at", *j.retry_at}, {"failure", or_null(j.failure)}});
     }
   }
   v.facts["jobs_pending"] = pending;
@@ -224,28 +191,28 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   v.facts["gpus_per_job"] = per_job;
   v.facts["free_gpus"] = now_c.free_gpus;
   v.facts["gpus_up"] = now_c.gpus_up;
-  v.facts["next_expiry"] = now_c.next_expiry.is_null() ? json() : now_c.next_expiry["expiry"];
+  v.facts["next_expiry"] = now_c.next_expiry ? json(now_c.next_expiry->expiry) : json();
 
-  if (app.contains("admission") && app["admission"].is_string() && is_infeasible_reason(app["admission"].get<std::string>())) {
+  if (app.admission && is_infeasible_reason(*app.admission)) {
     v.reason = "Infeasible";
-    v.headline = label + " cannot run on this cluster: " + app["admission"].get<std::string>().substr(std::string(kInfeasiblePrefix).size()) +
+    v.headline = label + " cannot run on this cluster: " + app.admission->substr(std::string(kInfeasiblePrefix).size()) +
                  ". It takes no GPUs and waits until hosts with enough GPUs register.";
-    v.facts["admission"] = app["admission"];
+    v.facts["admission"] = *app.admission;
     return v;
   }
-  if (app.contains("admission") && app["admission"].is_string()) {
+  if (app.admission) {
     // Admission control writes why an app waits into apps.admission; a demand the cluster can never meet
     // is recorded there starting with "infeasible" and named Infeasible, anything else is Admission.
-    const std::string why = app["admission"].get<std::string>();
+    const std::string why = *app.admission;
     if (why.rfind("infeasible", 0) == 0) {
       v.reason = "Infeasible";
       v.headline = label + " can never run on this cluster: " + why + ".";
-      v.facts["admission"] = app["admission"];
+      v.facts["admission"] = *app.admission;
       return v;
     }
     v.reason = "Admission";
-    v.headline = label + " waits for admission: " + app["admission"].get<std::string>() + ".";
-    v.facts["admission"] = app["admission"];
+    v.headline = label + " waits for admission: " + *app.admission + ".";
+    v.facts["admission"] = *app.admission;
     return v;
   }
   if (now_c.hosts_up == 0) {
@@ -253,7 +220,7 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     v.headline = label + " is pending: no host is up, so there are no GPUs to give out.";
     return v;
   }
-  if (app.value("probe", json()) == "waiting") {
+  if (app.probe == "waiting") {
     v.reason = "Probe";
     v.headline = label + " is pending: before it competes for GPUs, its first job runs alone on one GPU to catch a " +
                  "failure at start; it waits for a free GPU for that (" + std::to_string(now_c.free_gpus) + " free now).";
@@ -280,14 +247,10 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   }
 
   // GPUs it holds that none of its jobs runs on: a launcher app places its own jobs (LaunchJob).
-  const json unused = all_rows(db,
-                               "SELECT l.gpu FROM leases l WHERE l.app_id = ? AND l.state = 'active' AND NOT EXISTS "
-                               "(SELECT 1 FROM jobs j, json_each(j.placement) p WHERE j.app_id = l.app_id AND p.value = l.gpu "
-                               "AND j.state IN ('STARTING','RUNNING','STOPPING')) ORDER BY l.gpu",
-                               id);
+  const std::vector<std::int64_t> unused = records.unused_gpus(id);
   if (static_cast<std::int64_t>(unused.size()) >= per_job) {
     json gpus = json::array();
-    for (const auto& row : unused) gpus.push_back(row["gpu"]);
+    for (const auto gpu : unused) gpus.push_back(gpu);
     v.reason = "Launching";
     v.headline = label + " holds GPUs " + gpus.dump() + " that none of its jobs runs on yet: its launcher places its " +
                  std::to_string(pending) + " pending job(s) on them (LaunchJob).";
@@ -295,57 +258,50 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
     return v;
   }
 
-  const auto last = one_row(db,
-                            "SELECT b.round_id, b.rho_before, b.rho_no_new, b.bid_rows, b.won, b.grant_kind, r.started_at, "
-                            "r.trigger, r.policy, r.free_gpus, r.apps, r.offered_to, r.outcome "
-                            "FROM bids b JOIN rounds r ON r.id = b.round_id WHERE b.app_id = ? ORDER BY b.round_id DESC LIMIT 1",
-                            id);
+  const auto last = records.last_bid(id);
   if (!last) {
     if (now_c.free_gpus == 0) {
       v.reason = "Resources";
       v.headline = label + " is pending: no GPU has been free since it was submitted at " +
-                   iso(number(app["submitted_at"])) + " (all " + std::to_string(now_c.gpus_up) +
+                   iso(app.submitted_at) + " (all " + std::to_string(now_c.gpus_up) +
                    " GPUs of the up hosts are leased), so no round has run; " + next_expiry_text(now_c) + ".";
     } else {
       v.reason = "New";
-      v.headline = label + " was submitted at " + iso(number(app["submitted_at"])) +
+      v.headline = label + " was submitted at " + iso(app.submitted_at) +
                    " and no round has considered it yet; " + std::to_string(now_c.free_gpus) +
                    " GPUs are free, and the next round runs within the batch window.";
     }
     return v;
   }
 
-  const json& r = *last;
-  const std::int64_t round = r["round_id"].get<std::int64_t>();
-  const json offered_to = parse_or(r["offered_to"], json::array());
-  const json outcome = parse_or(r["outcome"], json::object());
-  const json won = parse_or(r["won"], json::array());
-  const json bid_rows = parse_or(r["bid_rows"], json::array());
+  const store::LastBid& r = *last;
+  const std::int64_t round = r.round;
+  const json offered_to = parse_or(r.offered_to, json::array());
+  const json outcome = parse_or(r.outcome, json::object());
+  const json won = parse_or(r.won, json::array());
+  const json bid_rows = parse_or(r.bid_rows, json::array());
   const bool offered = contains(offered_to, id);
-  const bool bid = r["rho_no_new"].is_number();
-  const bool granted = r["grant_kind"].is_string();
-  const std::int64_t active_apps = r["apps"].get<std::int64_t>();
-  const std::int64_t free_then = r["free_gpus"].get<std::int64_t>();
-  const json everyone = all_rows(db,
-                                 "SELECT b.app_id AS app, a.name, b.rho_before AS rho FROM bids b JOIN apps a ON a.id = b.app_id "
-                                 "WHERE b.round_id = ? ORDER BY b.rho_before DESC, b.app_id",
-                                 round);
+  const bool bid = r.rho_no_new.has_value();
+  const bool granted = r.grant_kind.has_value();
+  const std::int64_t active_apps = r.apps;
+  const std::int64_t free_then = r.free_gpus;
+  const std::vector<store::Bidder> everyone = records.bidders(round);
   std::int64_t rank = 1;
   for (const auto& e : everyone) {
-    if (e["app"].get<std::int64_t>() != id && number(e["rho"], -1) > number(r["rho_before"], -1)) ++rank;
+    if (e.app != id && e.rho.value_or(-1) > r.rho_before.value_or(-1)) ++rank;
   }
-  const std::string round_text = round_label(round, r);
+  const std::string round_text = round_label(round, r.started_at, r.trigger);
   v.facts["round"] = round;
-  v.facts["round_started_at"] = r["started_at"];
+  v.facts["round_started_at"] = r.started_at;
   v.facts["round_free_gpus"] = free_then;
   v.facts["round_apps"] = active_apps;
   v.facts["offered_to"] = offered_to;
   v.facts["offered"] = offered;
   v.facts["bid"] = bid;
-  v.facts["rho"] = r["rho_before"];
+  v.facts["rho"] = or_null(r.rho_before);
   v.facts["rho_rank"] = rank;
   v.facts["won"] = won;
-  v.facts["grant_kind"] = r["grant_kind"];
+  v.facts["grant_kind"] = or_null(r.grant_kind);
 
   // Who got what in that round.
   json grants_to_app = json::array();
@@ -365,12 +321,12 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   if (granted && won.empty()) {
     v.reason = "Placement";
     v.headline = label + " is pending: " + round_text + " granted it GPUs " + grants_to_app.dump() + " as " +
-                 r["grant_kind"].get<std::string>() + ", but its jobs need " + std::to_string(per_job) +
+                 r.grant_kind.value_or("") + ", but its jobs need " + std::to_string(per_job) +
                  " GPUs each and none fits there, so those GPUs stayed idle.";
     v.facts["granted_gpus"] = grants_to_app;
   } else if (!won.empty()) {
     v.reason = "Resources";
-    v.headline = label + " won " + won.dump() + " as " + r["grant_kind"].get<std::string>() + " in " + round_text +
+    v.headline = label + " won " + won.dump() + " as " + r.grant_kind.value_or("") + " in " + round_text +
                  ", not enough for all its jobs: " + std::to_string(pending) + " job(s) still need " +
                  std::to_string(per_job) + " GPUs each.";
   } else if (offered && bid) {
@@ -383,22 +339,22 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
         best = std::to_string(row["gpus"].size()) + " GPUs " + row["gpus"].dump() + " at ρ " + fixed(best_rho);
       }
     }
-    v.headline = label + " bid in " + round_text + " (ρ " + rho_text(r["rho_before"]) + " now, " +
-                 rho_text(r["rho_no_new"]) + " without new GPUs; " + std::to_string(bid_rows.size()) +
+    v.headline = label + " bid in " + round_text + " (ρ " + rho_text(r.rho_before) + " now, " +
+                 rho_text(r.rho_no_new) + " without new GPUs; " + std::to_string(bid_rows.size()) +
                  " rows, best " + (best.empty() ? std::string("none") : best) + ") and won nothing: the auction gave " +
                  (winners.empty() ? std::string("no GPUs") : join_texts(winners)) + ".";
     v.facts["bid_rows"] = bid_rows;
-    v.facts["rho_no_new"] = r["rho_no_new"];
+    v.facts["rho_no_new"] = or_null(r.rho_no_new);
     v.facts["winners"] = outcome.value("auction_winners", json::array());
   } else if (offered) {
     v.reason = "NoBid";
     v.headline = label + " was offered " + std::to_string(free_then) + " GPUs in " + round_text +
-                 " (ρ " + rho_text(r["rho_before"]) + ", rank " + std::to_string(rank) + " of " + std::to_string(active_apps) +
+                 " (ρ " + rho_text(r.rho_before) + ", rank " + std::to_string(rank) + " of " + std::to_string(active_apps) +
                  ") but no bid arrived (no launcher attached, or its bid missed the deadline), so it only shares the "
                  "leftover, and " + leftover_text + ".";
   } else {
     v.reason = "Fairness";
-    v.headline = label + " was not offered GPUs in " + round_text + ": its ρ " + rho_text(r["rho_before"]) +
+    v.headline = label + " was not offered GPUs in " + round_text + ": its ρ " + rho_text(r.rho_before) +
                  " ranked " + std::to_string(rank) + " of " + std::to_string(active_apps) + ", and " + filter_text +
                  ". Outside the auction it shares the leftover, and " + leftover_text + ".";
   }
@@ -409,34 +365,31 @@ Verdict pending_verdict(store::Database& db, const json& app, const json& jobs, 
   return v;
 }
 
-Verdict running_verdict(store::Database& db, const json& app, const json& jobs, const ClusterNow& now_c, double now,
+Verdict running_verdict(store::ExplainStore& records, const ExplainApp& app, const std::vector<ExplainJob>& jobs,
+                        const ClusterNow& now_c, double now,
                         double fairness_knob, bool offer_bounded) {
   Verdict v;
   v.reason = "Running";
-  const std::int64_t id = app["id"].get<std::int64_t>();
-  const std::string label = app_label(id, app["name"].get<std::string>());
-  if (app.value("probe", json()) == "running") {
+  const std::int64_t id = app.id;
+  const std::string label = app_label(id, app.name);
+  if (app.probe == "running") {
     v.details.push_back("Probing: its first job runs alone on one GPU until it exits or its probe lease expires; then the app competes for more.");
   }
-  const json held = all_rows(db,
-                             "SELECT l.gpu, h.name AS host, l.job, l.round_id AS round, l.start, l.expiry FROM leases l "
-                             "JOIN gpus g ON g.gpu = l.gpu JOIN hosts h ON h.id = g.host_id "
-                             "WHERE l.app_id = ? AND l.state = 'active' ORDER BY l.gpu",
-                             id);
+  const std::vector<store::HeldLease> held = records.held_leases(id);
   json gpus = json::array();
   std::vector<std::string> hosts;
   double first_expiry = 0, last_expiry = 0;
   for (const auto& l : held) {
-    gpus.push_back(l["gpu"]);
-    const std::string host = l["host"].get<std::string>();
+    gpus.push_back(l.gpu);
+    const std::string& host = l.host;
     if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
-    const double e = number(l["expiry"]);
+    const double e = l.expiry;
     first_expiry = first_expiry == 0 ? e : std::min(first_expiry, e);
     last_expiry = std::max(last_expiry, e);
   }
   std::int64_t running = 0, pending = 0;
   for (const auto& j : jobs) {
-    const std::string state = j["state"].get<std::string>();
+    const std::string& state = j.state;
     if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") ++running;
     if (state == "PENDING") ++pending;
   }
@@ -444,27 +397,23 @@ Verdict running_verdict(store::Database& db, const json& app, const json& jobs, 
   for (std::size_t i = 0; i < hosts.size(); ++i) host_list += (i ? ", " : "") + hosts[i];
   v.headline = label + " is RUNNING: it holds " + std::to_string(gpus.size()) + " GPUs " + gpus.dump() +
                (hosts.empty() ? std::string() : " on " + host_list) + "; " + std::to_string(running) + " job(s) running, " +
-               std::to_string(pending) + " pending; ρ " + rho_text(app["rho"]) + ".";
+               std::to_string(pending) + " pending; ρ " + rho_text(app.rho) + ".";
   v.facts["gpus"] = gpus;
   v.facts["hosts"] = hosts;
-  v.facts["rho"] = app["rho"];
+  v.facts["rho"] = or_null(app.rho);
   v.facts["jobs_running"] = running;
   v.facts["jobs_pending"] = pending;
   if (!held.empty()) {
     v.facts["first_expiry"] = first_expiry;
     v.facts["last_expiry"] = last_expiry;
   }
-  const auto won = one_row(db,
-                           "SELECT b.round_id, b.won, b.grant_kind, r.started_at, r.trigger FROM bids b JOIN rounds r ON r.id = b.round_id "
-                           "WHERE b.app_id = ? AND b.won <> '[]' ORDER BY b.round_id DESC LIMIT 1",
-                           id);
+  const auto won = records.last_win(id);
   if (won) {
-    v.details.push_back("Last won " + (*won)["won"].get<std::string>() + " as " + (*won)["grant_kind"].get<std::string>() +
-                        " in round " + (*won)["round_id"].dump() + " (" + iso(number((*won)["started_at"])) + ", " +
-                        (*won)["trigger"].get<std::string>() + ").");
-    v.facts["won_round"] = (*won)["round_id"];
-    v.facts["won_gpus"] = parse_or((*won)["won"], json::array());
-    v.facts["grant_kind"] = (*won)["grant_kind"];
+    v.details.push_back("Last won " + won->won + " as " + won->grant_kind.value_or("") + " in round " +
+                        std::to_string(won->round) + " (" + iso(won->started_at) + ", " + won->trigger + ").");
+    v.facts["won_round"] = won->round;
+    v.facts["won_gpus"] = parse_or(won->won, json::array());
+    v.facts["grant_kind"] = or_null(won->grant_kind);
   }
   if (!held.empty()) {
     v.details.push_back("Its leases expire " +
@@ -473,75 +422,70 @@ Verdict running_verdict(store::Database& db, const json& app, const json& jobs, 
                         "; at expiry the GPUs go to auction again and it keeps them only if it wins them back.");
   }
   for (const auto& j : jobs) {
-    const std::string state = j["state"].get<std::string>();
+    const std::string& state = j.state;
     if (state == "STARTING" || state == "RUNNING" || state == "STOPPING") {
-      v.details.push_back("Job " + std::to_string(id) + "_" + j["job"].dump() + " " + state + " (attempt " +
-                          j["attempt"].dump() + ") on GPUs " + j["placement"].get<std::string>() + ".");
+      v.details.push_back("Job " + std::to_string(id) + "_" + std::to_string(j.job) + " " + state + " (attempt " +
+                          std::to_string(j.attempt) + ") on GPUs " + j.placement + ".");
     }
   }
   if (pending > 0) {
-    const Verdict p = pending_verdict(db, app, jobs, now_c, now, fairness_knob, offer_bounded);
+    const Verdict p = pending_verdict(records, app, jobs, now_c, now, fairness_knob, offer_bounded);
     v.details.push_back("Pending jobs (" + p.reason + "): " + p.headline);
     v.facts["pending_reason"] = p.reason;
   }
   return v;
 }
 
-Verdict finished_verdict(store::Database& db, const json& app, const json& jobs) {
+Verdict finished_verdict(store::ExplainStore& records, const ExplainApp& app, const std::vector<ExplainJob>& jobs) {
   Verdict v;
-  const std::int64_t id = app["id"].get<std::int64_t>();
-  const std::string state = app["state"].get<std::string>();
-  const std::string label = app_label(id, app["name"].get<std::string>());
+  const std::int64_t id = app.id;
+  const std::string& state = app.state;
+  const std::string label = app_label(id, app.name);
   v.reason = state == "COMPLETED" ? "Completed" : state == "FAILED" ? "Failed" : "Cancelled";
-  if (app.value("probe", json()) == "failed") {
+  if (app.probe == "failed") {
     v.details.push_back("Its first job failed while it ran alone on one GPU (its probe), so the app failed before it competed "
                         "for GPUs; jobs that had not run were cancelled.");
   }
-  const double submitted = number(app["submitted_at"]);
-  const double finished = number(app["finished_at"], submitted);
+  const double submitted = app.submitted_at;
+  const double finished = app.finished_at.value_or(submitted);
   const double jct = finished - submitted;
-  auto use = db.prepare(
-      "SELECT coalesce(sum(min(coalesce(released_at, expiry), expiry) - start), 0), count(DISTINCT round_id) "
-      "FROM leases WHERE app_id = ?");
-  use.bind(1, id);
-  use.step();
-  const double gpu_seconds = use.real(0);
-  const auto last_round = one_row(db, "SELECT max(round_id) AS round FROM bids WHERE app_id = ?", id);
+  const double gpu_seconds = records.lease_use(id).gpu_seconds;
+  const auto last_round = records.last_bid_round(id);
   std::int64_t completed = 0, failed = 0, cancelled = 0;
   for (const auto& j : jobs) {
-    const std::string s = j["state"].get<std::string>();
+    const std::string& s = j.state;
     completed += s == "COMPLETED";
     failed += s == "FAILED";
     cancelled += s == "CANCELLED";
   }
   v.headline = label + " " + state + " at " + iso(finished) + ", " + duration(jct) + " after its submission at " +
-               iso(submitted) + " (JCT " + fixed(jct) + " s); last ρ " + rho_text(app["rho"]) +
-               (last_round && (*last_round)["round"].is_number() ? " (round " + (*last_round)["round"].dump() + ")" : "") +
+               iso(submitted) + " (JCT " + fixed(jct) + " s); last ρ " + rho_text(app.rho) +
+               (last_round ? " (round " + std::to_string(*last_round) + ")" : "") +
                "; jobs: " + std::to_string(completed) + " completed, " + std::to_string(failed) + " failed, " +
                std::to_string(cancelled) + " cancelled; " + fixed(gpu_seconds, 1) + " GPU-seconds leased.";
   v.facts["finished_at"] = finished;
   v.facts["submitted_at"] = submitted;
   v.facts["jct_seconds"] = jct;
-  v.facts["rho"] = app["rho"];
+  v.facts["rho"] = or_null(app.rho);
   v.facts["gpu_seconds"] = gpu_seconds;
   json statuses = json::array();
   for (const auto& j : jobs) {
-    const std::string s = j["state"].get<std::string>();
-    const std::string job = std::to_string(id) + "_" + j["job"].dump();
-    statuses.push_back({{"job", j["job"]}, {"state", s}, {"reason", j["reason"]}, {"attempt", j["attempt"]},
-                        {"exit_code", j["exit_code"]}, {"exit_signal", j["exit_signal"]}});
-    std::string line = "Job " + job + " " + s + " (" + j["reason"].get<std::string>() + ", attempt " + j["attempt"].dump() + ")";
-    if (j["exit_code"].is_number() || j["exit_signal"].is_number()) {
-      line += ": exit " + (j["exit_code"].is_null() ? std::string("-") : j["exit_code"].dump()) + ", signal " +
-              (j["exit_signal"].is_null() ? std::string("-") : j["exit_signal"].dump());
+    const std::string& s = j.state;
+    const std::string job = std::to_string(id) + "_" + std::to_string(j.job);
+    statuses.push_back({{"job", j.job}, {"state", s}, {"reason", j.reason}, {"attempt", j.attempt},
+                        {"exit_code", or_null(j.exit_code)}, {"exit_signal", or_null(j.exit_signal)}});
+    std::string line = "Job " + job + " " + s + " (" + j.reason + ", attempt " + std::to_string(j.attempt) + ")";
+    if (j.exit_code || j.exit_signal) {
+      line += ": exit " + (j.exit_code ? std::to_string(*j.exit_code) : std::string("-")) + ", signal " +
+              (j.exit_signal ? std::to_string(*j.exit_signal) : std::string("-"));
     } else if (s == "COMPLETED" || s == "CANCELLED") {
-      line += j["attempt"].get<std::int64_t>() == 0 ? ": never started" : "";
+      line += j.attempt == 0 ? ": never started" : "";
     }
     if (s == "FAILED") {
-      const std::string tail = last_line(j["log_tail"]);
+      const std::string tail = last_line(j.log_tail);
       if (!tail.empty()) line += "; last line: " + tail;
     }
-    if (j.contains("failure") && j["failure"].is_string()) line += "; failure: " + j["failure"].get<std::string>();
+    if (j.failure) line += "; failure: " + *j.failure;
     v.details.push_back(line + ".");
   }
   v.facts["jobs"] = statuses;
@@ -551,38 +495,37 @@ Verdict finished_verdict(store::Database& db, const json& app, const json& jobs)
 }  // namespace
 
 json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob, bool offer_bounded) {
-  const auto app = one_row(db, "SELECT * FROM apps WHERE id = ?", app_id);
+  store::ExplainStore records(db);
+  const auto app = records.app(app_id);
   if (!app) throw not_found("app " + std::to_string(app_id));
-  const json jobs = all_rows(db, "SELECT * FROM jobs WHERE app_id = ? ORDER BY job", app_id);
-  const ClusterNow cluster = cluster_now(db);
-  const std::string state = (*app)["state"].get<std::string>();
+  const std::vector<ExplainJob> jobs = records.jobs(app_id);
+  const ClusterNow cluster = cluster_now(records);
+  const std::string state = app->state;
   Verdict v;
   std::string shown_state = state;
   if (state == "PENDING") {
-    v = pending_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
+    v = pending_verdict(records, *app, jobs, cluster, now, fairness_knob, offer_bounded);
     if (v.reason == "Admission" || v.reason == "Infeasible") shown_state = "QUEUED";
   } else if (state == "RUNNING") {
-    v = running_verdict(db, *app, jobs, cluster, now, fairness_knob, offer_bounded);
+    v = running_verdict(records, *app, jobs, cluster, now, fairness_knob, offer_bounded);
   } else {
-    v = finished_verdict(db, *app, jobs);
+    v = finished_verdict(records, *app, jobs);
   }
   return {{"state", shown_state}, {"reason", v.reason}, {"headline", v.headline}, {"details", v.details}, {"facts", v.facts}};
 }
 
 json explain_round(store::Database& db, std::int64_t round_id, double fairness_knob, bool offer_bounded) {
-  const auto r = one_row(db, "SELECT * FROM rounds WHERE id = ?", round_id);
+  store::ExplainStore records(db);
+  const auto r = records.round(round_id);
   if (!r) throw not_found("round " + std::to_string(round_id));
-  const json offered_to = parse_or((*r)["offered_to"], json::array());
-  const json outcome = parse_or((*r)["outcome"], json::object());
-  const json everyone = all_rows(db,
-                                 "SELECT b.app_id AS app, a.name, b.rho_before AS rho FROM bids b JOIN apps a ON a.id = b.app_id "
-                                 "WHERE b.round_id = ? ORDER BY b.rho_before DESC, b.app_id",
-                                 round_id);
-  const std::int64_t free_then = (*r)["free_gpus"].get<std::int64_t>();
-  const std::int64_t granted = (*r)["granted"].get<std::int64_t>();
-  const std::int64_t idle = (*r)["idle"].get<std::int64_t>();
-  const std::int64_t active_apps = (*r)["apps"].get<std::int64_t>();
-  std::string headline = round_label(round_id, *r) + ": " + std::to_string(free_then) + " GPU(s) offered, " +
+  const json offered_to = parse_or(r->offered_to, json::array());
+  const json outcome = parse_or(r->outcome, json::object());
+  const std::vector<store::Bidder> everyone = records.bidders(round_id);
+  const std::int64_t free_then = r->free_gpus;
+  const std::int64_t granted = r->granted;
+  const std::int64_t idle = r->idle;
+  const std::int64_t active_apps = r->apps;
+  std::string headline = round_label(round_id, r->started_at, r->trigger) + ": " + std::to_string(free_then) + " GPU(s) offered, " +
                          std::to_string(active_apps) + " active app(s); " + std::to_string(granted) + " GPU(s) granted, " +
                          std::to_string(idle) + " left idle.";
   std::vector<std::string> details;
