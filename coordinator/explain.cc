@@ -118,9 +118,22 @@ std::string leftover_sentence(const json& outcome) {
   return leftovers.empty() ? "no GPU was left over for apps outside the auction" : "the leftover went to " + join_texts(leftovers);
 }
 
+// How the filter rule narrowed the ⌈(1−f)·N⌉ worst apps (policy/arbiter/filter.h).
+std::string filter_rule_words(arbiter::FilterRule filter) {
+  switch (filter) {
+    case arbiter::FilterRule::kFixed: return "";
+    case arbiter::FilterRule::kOfferBounded: return "as many as could use them of ";
+    case arbiter::FilterRule::kAdaptive:
+      return "(adaptive filter: all of them when their ρ were within " +
+             std::to_string(std::lround(arbiter::kAdaptiveEvenSpread * 100)) +
+             "% of each other, else as many as could use them) ";
+  }
+  return "";
+}
+
 // The Themis filter of a round: `everyone` are its bidders, `offered_to` its app ids.
 std::string offer_text(const std::vector<store::Bidder>& everyone, const json& offered_to, std::int64_t free_then,
-                       std::int64_t active_apps, double fairness_knob, bool offer_bounded) {
+                       std::int64_t active_apps, double fairness_knob, arbiter::FilterRule filter) {
   std::vector<std::string> offered_text;
   for (const auto& e : everyone) {
     if (contains(offered_to, e.app)) {
@@ -130,7 +143,7 @@ std::string offer_text(const std::vector<store::Bidder>& everyone, const json& o
   const std::int64_t filter_size =
       arbiter::filter_count(static_cast<int>(active_apps), arbiter::FilterFraction::from_double(fairness_knob));
   return "the offer of " + std::to_string(free_then) + " GPUs went to " +
-         (offer_bounded ? "as many as could use them of " : "") + "the ⌈(1−f)·N⌉ = ⌈(1−" + fixed(fairness_knob, 2) +
+         filter_rule_words(filter) + "the ⌈(1−f)·N⌉ = ⌈(1−" + fixed(fairness_knob, 2) +
          ")·" + std::to_string(active_apps) + "⌉ = " + std::to_string(filter_size) +
          " app(s) with the worst ρ that wanted GPUs: " + (offered_text.empty() ? std::string("none") : join_texts(offered_text));
 }
@@ -168,7 +181,7 @@ struct Verdict {
 // round that considered the app decided, then the cluster as it is now.
 Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, const std::vector<ExplainJob>& jobs,
                         const ClusterNow& now_c, double now,
-                        double fairness_knob, bool offer_bounded) {
+                        double fairness_knob, arbiter::FilterRule filter) {
   Verdict v;
   const std::int64_t id = app.id;
   const std::string label = app_label(id, app.name);
@@ -314,8 +327,8 @@ Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, con
   const std::int64_t filter_size = arbiter::filter_count(static_cast<int>(active_apps), arbiter::FilterFraction::from_double(f));
   v.facts["filter_size"] = filter_size;
   v.facts["fairness_knob"] = f;
-  v.facts["filter"] = offer_bounded ? "offer-bounded" : "fixed";
-  const std::string filter_text = offer_text(everyone, offered_to, free_then, active_apps, f, offer_bounded);
+  v.facts["filter"] = std::string(arbiter::to_string(filter));
+  const std::string filter_text = offer_text(everyone, offered_to, free_then, active_apps, f, filter);
   const std::string leftover_text = leftover_sentence(outcome);
 
   if (granted && won.empty()) {
@@ -367,7 +380,7 @@ Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, con
 
 Verdict running_verdict(store::ExplainStore& records, const ExplainApp& app, const std::vector<ExplainJob>& jobs,
                         const ClusterNow& now_c, double now,
-                        double fairness_knob, bool offer_bounded) {
+                        double fairness_knob, arbiter::FilterRule filter) {
   Verdict v;
   v.reason = "Running";
   const std::int64_t id = app.id;
@@ -429,7 +442,7 @@ Verdict running_verdict(store::ExplainStore& records, const ExplainApp& app, con
     }
   }
   if (pending > 0) {
-    const Verdict p = pending_verdict(records, app, jobs, now_c, now, fairness_knob, offer_bounded);
+    const Verdict p = pending_verdict(records, app, jobs, now_c, now, fairness_knob, filter);
     v.details.push_back("Pending jobs (" + p.reason + "): " + p.headline);
     v.facts["pending_reason"] = p.reason;
   }
@@ -494,7 +507,7 @@ Verdict finished_verdict(store::ExplainStore& records, const ExplainApp& app, co
 
 }  // namespace
 
-json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob, bool offer_bounded) {
+json explain_app(store::Database& db, std::int64_t app_id, double now, double fairness_knob, arbiter::FilterRule filter) {
   store::ExplainStore records(db);
   const auto app = records.app(app_id);
   if (!app) throw not_found("app " + std::to_string(app_id));
@@ -504,17 +517,17 @@ json explain_app(store::Database& db, std::int64_t app_id, double now, double fa
   Verdict v;
   std::string shown_state = state;
   if (state == "PENDING") {
-    v = pending_verdict(records, *app, jobs, cluster, now, fairness_knob, offer_bounded);
+    v = pending_verdict(records, *app, jobs, cluster, now, fairness_knob, filter);
     if (v.reason == "Admission" || v.reason == "Infeasible") shown_state = "QUEUED";
   } else if (state == "RUNNING") {
-    v = running_verdict(records, *app, jobs, cluster, now, fairness_knob, offer_bounded);
+    v = running_verdict(records, *app, jobs, cluster, now, fairness_knob, filter);
   } else {
     v = finished_verdict(records, *app, jobs);
   }
   return {{"state", shown_state}, {"reason", v.reason}, {"headline", v.headline}, {"details", v.details}, {"facts", v.facts}};
 }
 
-json explain_round(store::Database& db, std::int64_t round_id, double fairness_knob, bool offer_bounded) {
+json explain_round(store::Database& db, std::int64_t round_id, double fairness_knob, arbiter::FilterRule filter) {
   store::ExplainStore records(db);
   const auto r = records.round(round_id);
   if (!r) throw not_found("round " + std::to_string(round_id));
@@ -530,7 +543,7 @@ json explain_round(store::Database& db, std::int64_t round_id, double fairness_k
                          std::to_string(idle) + " left idle.";
   std::vector<std::string> details;
   if (!offered_to.empty()) {
-    std::string text = offer_text(everyone, offered_to, free_then, active_apps, fairness_knob, offer_bounded);
+    std::string text = offer_text(everyone, offered_to, free_then, active_apps, fairness_knob, filter);
     text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
     details.push_back(text + ".");
   }

@@ -14,17 +14,18 @@
 #include <string>
 
 #include "coordinator/store/database.h"
+#include "policy/arbiter/filter.h"
 
 namespace themis::coordinator {
 
-// `fairness_knob` is the coordinator's Themis f: the offer goes to ⌈(1−f)·N⌉ of N active apps, or with
-// `offer_bounded` (its `filter` setting) to as many of those, worst ρ first, as can use the offer.
+// `fairness_knob` is the coordinator's Themis f: the offer goes to ⌈(1−f)·N⌉ of N active apps, narrowed
+// by `filter` (its `filter` setting, policy/arbiter/filter.h).
 // Throws std::runtime_error("not found: ...") for an unknown app.
-nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob, bool offer_bounded);
+nlohmann::json explain_app(store::Database& db, std::int64_t app, double now, double fairness_knob, arbiter::FilterRule filter);
 
 // A round in words, for the dashboard: {round, headline, details}, with the same phrases as explain_app
 // (the Themis filter, the auction's winners, the leftover). Throws std::runtime_error("not found: ...").
-nlohmann::json explain_round(store::Database& db, std::int64_t round, double fairness_knob, bool offer_bounded);
+nlohmann::json explain_round(store::Database& db, std::int64_t round, double fairness_knob, arbiter::FilterRule filter);
 // The REASON `themisctl apps` shows, taken from explain_app's verdict so that both say the same: the
 // verdict's reason for a pending or queued app, the reason its pending jobs wait for a running app with
 // pending jobs, and "" otherwise (running with nothing pending, finished).

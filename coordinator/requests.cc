@@ -318,13 +318,13 @@ namespace {
 
 // An app row of apps_rho as `apps` and `show` print it: REASON is explain's verdict (one function for both,
 // list_reason), for an app that waits; the admission text moves to its own field.
-void set_reason(json& item, store::Database& db, double now, double fairness_knob, bool offer_bounded) {
+void set_reason(json& item, store::Database& db, double now, double fairness_knob, arbiter::FilterRule filter) {
   item["admission"] = item["reason"];
   item["reason"] = nullptr;
   const std::string state = item["state"].get<std::string>();
   const bool waiting = state == "PENDING" || state == "QUEUED" || (state == "RUNNING" && item["jobs_pending"] != 0);
   if (!waiting) return;
-  const auto why = list_reason(explain_app(db, item["app"].get<std::int64_t>(), now, fairness_knob, offer_bounded));
+  const auto why = list_reason(explain_app(db, item["app"].get<std::int64_t>(), now, fairness_knob, filter));
   if (!why.empty()) item["reason"] = why;
 }
 
@@ -341,7 +341,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       const double now = env_->now();
       for (auto& item : doc["items"]) {
         const std::string state = item["state"].get<std::string>();
-        set_reason(item, db_, now, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+        set_reason(item, db_, now, config_.fairness_knob, config_.filter);
         item["progress"] = progress_text(item["app"].get<std::int64_t>(), state, item["probe"].is_string() ? item["probe"].get<std::string>() : "");
         item.erase("probe");
       }
@@ -384,7 +384,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       auto apps = query_store_.app_row(app);
       if (apps.empty()) throw not_found("app " + std::to_string(app));
       doc["kind"] = query.getKind() == wire::QueryKind::APP ? "App" : "Explanation";
-      set_reason(apps[0], db_, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+      set_reason(apps[0], db_, env_->now(), config_.fairness_knob, config_.filter);
       doc["app"] = apps[0];
       doc["jobs"] = query_store_.jobs_of_app(app);
       // Everyone may see an app, but its logs only its owner and admins (docs/admin.md, Keys and enrollment).
@@ -404,7 +404,7 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       }
       doc["events"] = query_store_.events_of_app(app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
-        doc["verdict"] = explain_app(db_, app, env_->now(), config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+        doc["verdict"] = explain_app(db_, app, env_->now(), config_.fairness_knob, config_.filter);
         doc["rounds"] = query_store_.bids_of_app(app);
         doc["active_apps"] = query_store_.active_apps_by_rho();
         doc["free_gpus"] = query_store_.free_gpus();

@@ -25,24 +25,6 @@ constexpr int kFinishedAppsShown = 20;
 constexpr int kRhoHistoryRounds = 200;
 constexpr int kRoundsShown = 20;
 
-// One snapshot of the database for a whole request: the loop's commits in between are not seen half-way.
-class ReadSnapshot {
- public:
-  explicit ReadSnapshot(store::Database& db) : db_(db) { db_.exec("BEGIN"); }
-  ~ReadSnapshot() {
-    try {
-      db_.exec("COMMIT");
-    } catch (const std::exception& e) {
-      spdlog::warn("http: ending a read: {}", e.what());
-    }
-  }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-
- private:
-  store::Database& db_;
-};
-
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json optional_json(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -111,7 +93,7 @@ std::string CoordinatorHttp::metrics_text() {
                         {"host"});
   {
     const std::lock_guard lock(db_mutex_);
-    const ReadSnapshot snapshot(db_);
+    const store::Database::ReadSnapshot snapshot(db_);
     store::DashboardStore store(db_);
     const store::ClusterCounts c = store.counts();
     for (const auto& [state, n] : c.gpus) scraped.set("themis_gpus", static_cast<double>(n), {{"state", state}});
@@ -136,7 +118,7 @@ std::string CoordinatorHttp::metrics_text() {
 
 std::string CoordinatorHttp::cluster_json() {
   const std::lock_guard lock(db_mutex_);
-  const ReadSnapshot snapshot(db_);
+  const store::Database::ReadSnapshot snapshot(db_);
   json hosts = json::array(), gpus = json::array();
   std::string last_host;
   for (const store::GpuView& g : store::DashboardStore(db_).gpus()) {
@@ -153,7 +135,7 @@ std::string CoordinatorHttp::cluster_json() {
 
 std::string CoordinatorHttp::apps_json() {
   const std::lock_guard lock(db_mutex_);
-  const ReadSnapshot snapshot(db_);
+  const store::Database::ReadSnapshot snapshot(db_);
   store::DashboardStore store(db_);
   const auto history = store.rho_history(kRhoHistoryRounds);
   const double now = unix_now();
@@ -165,7 +147,7 @@ std::string CoordinatorHttp::apps_json() {
     }
     json verdict;
     try {
-      const json v = explain_app(db_, a.id, now, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+      const json v = explain_app(db_, a.id, now, config_.fairness_knob, config_.filter);
       verdict = {{"reason", v["reason"]}, {"headline", v["headline"]}, {"details", v["details"]}};
     } catch (const std::exception& e) {
       verdict = {{"reason", ""}, {"headline", ""}, {"details", json::array()}, {"error", e.what()}};
@@ -180,10 +162,10 @@ std::string CoordinatorHttp::apps_json() {
 
 std::string CoordinatorHttp::rounds_json(int limit) {
   const std::lock_guard lock(db_mutex_);
-  const ReadSnapshot snapshot(db_);
+  const store::Database::ReadSnapshot snapshot(db_);
   json rounds = json::array();
   for (const store::RoundView& r : store::DashboardStore(db_).recent_rounds(limit)) {
-    const json text = explain_round(db_, r.id, config_.fairness_knob, config_.filter == arbiter::FilterRule::kOfferBounded);
+    const json text = explain_round(db_, r.id, config_.fairness_knob, config_.filter);
     rounds.push_back({{"id", r.id}, {"started_at", r.started_at}, {"finished_at", r.finished_at}, {"trigger", r.trigger},
                       {"policy", r.policy}, {"free_gpus", r.free_gpus}, {"apps", r.apps}, {"granted", r.granted},
                       {"idle", r.idle}, {"auction_seconds", optional_json(r.auction_seconds)}, {"gap", optional_json(r.gap)},

@@ -179,4 +179,10 @@ void Database::Transaction::commit() {
   done_ = true;
 }
 
+Database::ReadSnapshot::ReadSnapshot(Database& db) : db_(db) { db_.exec("BEGIN"); }
+
+// A read-only transaction has nothing to lose: COMMIT only ends it, and a failure to end it is not thrown
+// from a destructor (the next BEGIN on this connection would report it).
+Database::ReadSnapshot::~ReadSnapshot() { sqlite3_exec(db_.handle(), "COMMIT", nullptr, nullptr, nullptr); }
+
 }  // namespace themis::store

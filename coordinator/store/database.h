@@ -105,6 +105,19 @@ class Database {
     bool done_ = false;
   };
 
+  // One consistent view for a series of reads (a deferred transaction, ended on destruction): the writer's
+  // commits in between are not seen half-way. For a second connection (query_only), e.g. the HTTP server's.
+  class ReadSnapshot {
+   public:
+    explicit ReadSnapshot(Database& db);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+   private:
+    Database& db_;
+  };
+
  private:
   void migrate();
   sqlite3* db_ = nullptr;
