@@ -290,7 +290,7 @@ void Coordinator::end_launcher_app(std::int64_t app, bool failed, const std::str
   for (auto job : launcher_store_.running_jobs(app)) stop_job(app, job, now, failed ? "RankFailed" : "Cancelled");
   // Jobs that never ran end with their app, as dropped (a COMPLETED job already ended and stays as it is).
   states_.move_jobs_of_app(app, JobState::kPending, JobEvent::kDropped, "EarlyStopped", now);
-  launcher_store_.release_leases_of_finished_app(app, now);
+  lease_releases_.release_app(app, now, "app finished");
   if (states_.move_app(app, failed ? AppState::kFailed : AppState::kCompleted, now)) {
     event(now, failed ? "AppFailed" : "AppCompleted", app, std::nullopt, "", std::nullopt, message);
   }

@@ -175,7 +175,7 @@ void Coordinator::on_cancel(const std::string& routing_id, const Caller& caller,
     if (has_launcher(app)) {
       // A launcher app otherwise ends only when its launcher says so; a cancel ends it here, which also
       // stops its launcher (supervise_launchers) and frees its GPUs once the stopped workers are gone.
-      app_store_.release_leases_of_cancelled(app, now);
+      lease_releases_.release_app(app, now, "app cancelled");
       if (states_.move_app(app, AppState::kCancelled, now)) {
         event(now, "AppCancelled", app, std::nullopt, "", std::nullopt, "cancelled by " + caller.name);
       }

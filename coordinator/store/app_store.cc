@@ -55,11 +55,5 @@ std::vector<std::int64_t> AppStore::cancellable_jobs(std::int64_t app) {
   return list;
 }
 
-void AppStore::release_leases_of_cancelled(std::int64_t app, double now) {
-  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app cancelled' "
-              "WHERE app_id = ? AND state = 'active'")
-      .bind_all(now, app)
-      .run();
-}
 
 }  // namespace themis::store

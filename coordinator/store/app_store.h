@@ -49,8 +49,6 @@ class AppStore {
   std::optional<Ownership> ownership(std::int64_t app);
   // Jobs of `app` a cancel stops: PENDING, STARTING or RUNNING.
   std::vector<std::int64_t> cancellable_jobs(std::int64_t app);
-  // Releases the active leases of a cancelled app (reason 'app cancelled').
-  void release_leases_of_cancelled(std::int64_t app, double now);
 
  private:
   Database& db_;

@@ -74,12 +74,6 @@ std::vector<std::int64_t> LauncherStore::running_jobs(std::int64_t app) {
   return out;
 }
 
-void LauncherStore::release_leases_of_finished_app(std::int64_t app, double now) {
-  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = 'app finished' "
-              "WHERE app_id = ? AND state = 'active'")
-      .bind_all(now, app)
-      .run();
-}
 
 std::optional<std::string> LauncherStore::spec(std::int64_t app) {
   auto st = db_.prepare("SELECT spec FROM apps WHERE id = ?");

@@ -50,9 +50,8 @@ class LauncherStore {
   // True when `app`'s first-iteration probe is running (false also when there is no such app).
   bool probe_running(std::int64_t app);
 
-  // Ending a launcher's app: its jobs that still run (STARTING or RUNNING), and the release of its active leases.
+  // Ending a launcher's app: its jobs that still run (STARTING or RUNNING); its leases: LeaseReleaseStore::release_app.
   std::vector<std::int64_t> running_jobs(std::int64_t app);
-  void release_leases_of_finished_app(std::int64_t app, double now);
 
   // The submitted spec of `app`; nullopt when there is no such app.
   std::optional<std::string> spec(std::int64_t app);

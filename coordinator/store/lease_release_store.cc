@@ -23,4 +23,10 @@ std::int64_t LeaseReleaseStore::expiring(double now) {
   return st.int64(0);
 }
 
+void LeaseReleaseStore::release_app(std::int64_t app, double now, const std::string& reason) {
+  db_.prepare("UPDATE leases SET state = 'released', released_at = ?, release_reason = ? WHERE app_id = ? AND state = 'active'")
+      .bind_all(now, reason, app)
+      .run();
+}
+
 }  // namespace themis::store

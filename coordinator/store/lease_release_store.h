@@ -1,5 +1,5 @@
 #pragma once
-// Leases the coordinator lets go of outside a round: a job's when it ends, a lost host's, and the count of
+// Leases the coordinator lets go of outside a round: a job's when it ends, an app's, a lost host's, and the count of
 // those reaching their expiry (which makes their GPUs available to the next round).
 #include <cstdint>
 #include <string>
@@ -14,6 +14,8 @@ class LeaseReleaseStore {
 
   // The job's active leases become released at `now` for `reason`.
   void release_job(std::int64_t app, std::int64_t job, double now, const std::string& reason);
+  // Every active lease of the app becomes released at `now` for `reason` (it was cancelled or finished).
+  void release_app(std::int64_t app, double now, const std::string& reason);
   // Every active lease on a GPU of the host becomes released at `now` for `reason`.
   void release_host(const std::string& host, double now, const std::string& reason);
   // Active leases whose expiry is at or before `now`.

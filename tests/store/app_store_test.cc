@@ -6,6 +6,7 @@
 
 #include "coordinator/store/app_store.h"
 #include "coordinator/store/database.h"
+#include "coordinator/store/lease_release_store.h"
 #include "coordinator/store/log_relay_store.h"
 #include "coordinator/store/query_store.h"
 #include "tests/store/temp_dir.h"
@@ -43,6 +44,7 @@ class AppStoreTest : public ::testing::Test {
   Database db_{dir_.file("t.db")};
   AppStore apps_{db_};
   QueryStore queries_{db_};
+  LeaseReleaseStore releases_{db_};
   LogRelayStore logs_{db_};
 };
 
@@ -109,7 +111,7 @@ TEST_F(AppStoreTest, ACancelStopsOnlyActiveJobsAndReleasesOnlyActiveLeases) {
   db_.prepare("UPDATE jobs SET state = 'COMPLETED' WHERE app_id = ? AND job = 1").bind(1, app).run();
   EXPECT_EQ(apps_.cancellable_jobs(app), std::vector<std::int64_t>{0});
 
-  apps_.release_leases_of_cancelled(app, 60);
+  releases_.release_app(app, 60, "app cancelled");
   EXPECT_EQ(column("SELECT group_concat(gpu || ':' || state || ':' || coalesce(release_reason, '-'), ' ') FROM "
                    "(SELECT * FROM leases ORDER BY gpu)"),
             "0:released:app cancelled 1:expired:-");
