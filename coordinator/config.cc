@@ -25,7 +25,7 @@ const std::vector<std::string>& coordinator_keys() {
   static const std::vector<std::string> keys{
       "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
       "round_batch_window", "auction_budget", "probe_duration", "slow_loop_threshold", "insecure", "heartbeat_lives",
-      "seed", "rendezvous_ports", "filter", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
+      "seed", "rendezvous_ports", "filter", "gang_reservation", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
       "admin_groups", "private_data", "backup_dir", "backup_keep", "notify_smtp", "webhook_allow"};
   return keys;
 }
@@ -203,6 +203,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       const auto rule = v ? arbiter::parse_filter_rule(*v) : std::nullopt;
       if (!rule) throw std::invalid_argument(at(path, node) + field + ": must be one of " + std::string(arbiter::kFilterRuleNames));
       c.filter = *rule;
+    } else if (k == "gang_reservation") {
+      if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
+      c.gang_reservation = *node.value<bool>();
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

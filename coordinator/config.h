@@ -38,6 +38,9 @@ struct CoordinatorConfig {
   // Themis: "offer-bounded" (of the ⌈(1−f)·N⌉ worst apps, as many as can use the offer) or "fixed" (all of
   // them); the same default as themis-sim, whose figures (docs/evaluation.md) are this policy's.
   arbiter::FilterRule filter = arbiter::FilterRule::kOfferBounded;
+  // Themis: the offer waits for the worst app's gang when that gang is wider than the offer (docs/arbiter.md
+  // "Gang reservation"); false: the paper's round, where such a gang can wait for ever. As themis-sim.
+  bool gang_reservation = true;
   long long seed = 1;
   // round_records keeps the newest this many rounds (a few KB each; docs/planner.md "Recorded rounds"); 0: all.
   long long round_records_kept = 10'000;

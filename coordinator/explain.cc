@@ -110,7 +110,23 @@ std::vector<std::string> winner_texts(const json& outcome) {
   return winners;
 }
 
+// The reason the round held its free GPUs for one app's gang (docs/arbiter.md, "Gang reservation"),
+// as the policy wrote it: "reserved for app N, ..."; empty when it did not.
+std::string reservation_reason(const json& outcome) {
+  for (const auto& i : outcome.value("idle", json::array())) {
+    const std::string reason = i.value("reason", std::string());
+    if (reason.rfind("reserved for app ", 0) == 0) return reason;
+  }
+  return "";
+}
+
+bool reserved_for(const std::string& reason, std::int64_t app) {
+  return reason.rfind("reserved for app " + std::to_string(app) + ",", 0) == 0;
+}
+
 std::string leftover_sentence(const json& outcome) {
+  if (const std::string reserved = reservation_reason(outcome); !reserved.empty())
+    return "nothing was left over: the free GPUs were " + reserved;
   std::vector<std::string> leftovers;
   for (const auto& g : outcome.value("grants", json::array())) {
     if (g.value("kind", "") == "leftover") leftovers.push_back("app " + g["app"].dump() + " " + g["gpus"].dump());
@@ -331,7 +347,12 @@ Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, con
   const std::string filter_text = offer_text(everyone, offered_to, free_then, active_apps, f, filter);
   const std::string leftover_text = leftover_sentence(outcome);
 
-  if (granted && won.empty()) {
+  const std::string reservation = reservation_reason(outcome);
+  if (!reservation.empty() && reserved_for(reservation, id)) {
+    v.reason = "Reserved";
+    v.headline = label + " is pending: " + round_text + " held its " + std::to_string(free_then) +
+                 " free GPUs for it, none to any other app (" + reservation + ").";
+  } else if (granted && won.empty()) {
     v.reason = "Placement";
     v.headline = label + " is pending: " + round_text + " granted it GPUs " + grants_to_app.dump() + " as " +
                  r.grant_kind.value_or("") + ", but its jobs need " + std::to_string(per_job) +

@@ -4,7 +4,7 @@
 //
 // The verdict is a JSON object:
 //   state     the app's state (PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, or QUEUED for admission)
-//   reason    one word: New, Resources, Fairness, Outbid, NoBid, Placement, AppConcurrency, Launching,
+//   reason    one word: New, Resources, Fairness, Outbid, NoBid, Placement, Reserved, AppConcurrency, Launching,
 //             Backoff, Admission, Infeasible, NodesDown, Probe (pending); Running; Completed, Failed, Cancelled (finished)
 //   headline  one sentence with the facts behind the reason
 //   details   further lines (the round's offer, winners, leftover, lease expiries, exit statuses)

@@ -62,6 +62,21 @@ Locality Cluster::locality(std::span<const GpuIndex> bundle) const {
   return widest;
 }
 
+Locality Cluster::tightest_locality(int gpus) const {
+  if (gpus <= 1) return Locality::kSameSlot;
+  for (const Machine& m : machines_)
+    for (int slot : m.gpus_per_slot)
+      if (slot >= gpus) return Locality::kSameSlot;
+  for (const Machine& m : machines_)
+    if (m.gpu_count() >= gpus) return Locality::kSameMachine;
+  for (const Rack& r : racks_) {
+    int total = 0;
+    for (int m : r.machines) total += machines_[static_cast<std::size_t>(m)].gpu_count();
+    if (total >= gpus) return Locality::kSameRack;
+  }
+  return Locality::kCrossRack;
+}
+
 std::string Cluster::gpu_name(GpuIndex i) const {
   const Gpu& g = gpu(i);
   const Machine& m = machines_[static_cast<std::size_t>(g.machine)];

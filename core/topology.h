@@ -64,6 +64,9 @@ class Cluster {
 
   // The widest level spanned by `bundle`. An empty or one-GPU bundle is kSameSlot.
   Locality locality(std::span<const GpuIndex> bundle) const;
+  // The narrowest level at which some group of this cluster holds `gpus` GPUs: the best placement a
+  // gang of that width can ever get here (kCrossRack when no rack holds it). 0 or 1 GPU: kSameSlot.
+  Locality tightest_locality(int gpus) const;
   // Human-readable name of a GPU: "<machine>/gpu<k>" with k the GPU's number within its machine.
   std::string gpu_name(GpuIndex i) const;
 

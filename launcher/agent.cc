@@ -278,7 +278,10 @@ double Agent::rho_no_new(Seconds now) const { return rho_keeping(model(now), tim
 
 double Agent::rho_keeping(const bidder::AppModel& model, const bidder::SlowdownModel& slowdown,
                           const std::vector<GpuIndex>& kept) const {
-  const double ideal = slowdown.slowdown(Locality::kSameMachine);
+  // Waiting is priced at the best placement this cluster has for its smallest bundle, as in themis-sim
+  // (sim/sim_app.h, attainable_slowdown): a faster placement that no group of GPUs here offers would make
+  // every bundle on offer look worse than waiting, and a wide gang would never bid.
+  const double ideal = slowdown.slowdown(cluster_.tightest_locality(model.smallest_bundle()));
   const double at_kept = kept.empty() ? ideal : slowdown.slowdown(cluster_.locality(kept));
   return model.rho_without_new(static_cast<int>(kept.size()), at_kept, ideal);
 }
@@ -295,7 +298,7 @@ double Agent::current_rho(Seconds now) const {
   // Holding nothing it can use, the filter ranks it by ρ after one more lease on its fair share (at least
   // one gang, at most what its jobs can use): how far behind an exclusive share it already is, whatever
   // its width. themis-sim ranks idle apps by the same model (bidder::IdleRho::kFairShare).
-  return app.idle_rho(bidder::IdleRho::kFairShare, slowdown.slowdown(Locality::kSameMachine));
+  return app.idle_rho(bidder::IdleRho::kFairShare, slowdown.slowdown(cluster_.tightest_locality(app.smallest_bundle())));
 }
 
 Bid Agent::bid(const Offer& offer, Seconds now) const {

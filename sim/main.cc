@@ -42,6 +42,7 @@ struct Common {
   std::string rounding = "nearest";
   std::string filter = "offer-bounded";
   std::string idle_rho = "fair-share";
+  std::string gang_reservation = "on";
   double network_fraction = -1;
   std::string w2_arrivals = "own";
   double estimate_error = 0;
@@ -74,6 +75,9 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--idle-rho", c.idle_rho,
                   "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
       ->check(CLI::IsMember({"fair-share", "one-gpu"}));
+  cmd->add_option("--gang-reservation", c.gang_reservation,
+                  "Themis: on (the offer waits for the worst app's gang when it is wider than the offer) or off")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--w2-arrivals", c.w2_arrivals,
                   "w2: own (compressed to its own work, default) or w1 (Workload 1's arrival times, as the paper)")
       ->check(CLI::IsMember({"own", "w1"}));
@@ -155,6 +159,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.filter_f = c.filter_f;
   ps.rounding = c.rounding;
   ps.filter = c.filter;
+  ps.gang_reservation = c.gang_reservation == "on";
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;

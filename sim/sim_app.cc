@@ -301,9 +301,9 @@ double SimApp::current_rho() const {
   if (!held_.empty()) {
     // Holding too few GPUs for its widest gang, it finishes only after it wins more: priced like "no new GPUs".
     return model().rho_without_new(static_cast<int>(held_.size()), estimated_slowdown(app_slowdown(assignment_)),
-                                   estimated_slowdown(1.0));
+                                   attainable_slowdown());
   }
-  return model().idle_rho(settings_.idle_rho, estimated_slowdown(1.0));
+  return model().idle_rho(settings_.idle_rho, attainable_slowdown());
 }
 
 int SimApp::extra_demand() const {
@@ -312,6 +312,14 @@ int SimApp::extra_demand() const {
   for (std::size_t j = 0; j < jobs_.size(); ++j)
     if (runnable(jobs_[j])) extra += std::max(0, demand(jobs_[j]) - static_cast<int>(assignment_[j].size()));
   return extra;
+}
+
+double SimApp::attainable_slowdown() const {
+  const Locality level = cluster_.tightest_locality(model().smallest_bundle());
+  double worst = 1;
+  for (const Job& j : jobs_)
+    if (runnable(j) && demand(j) > 1) worst = std::max(worst, j.spec->slowdown[static_cast<std::size_t>(level)]);
+  return estimated_slowdown(worst);
 }
 
 Bid SimApp::bid(const Offer& offer) {
@@ -330,7 +338,7 @@ Bid SimApp::bid(const Offer& offer) {
   query.held_gpus = static_cast<int>(held_.size());
   query.remaining_demand = extra_demand();
   query.rho_no_new = model().rho_without_new(static_cast<int>(held_.size()),
-                                             estimated_slowdown(app_slowdown(assignment_)), estimated_slowdown(1.0));
+                                             estimated_slowdown(app_slowdown(assignment_)), attainable_slowdown());
   query.settings = settings_.bid;
   // A bundle's widest level slows only the jobs that span several GPUs: one-GPU jobs (most of W1's
   // apps) never communicate, so their app's bid does not pay a placement penalty for a spread bundle.

@@ -105,6 +105,11 @@ class SimApp final : public arbiter::AppModel {
   double placement_score(std::span<const GpuIndex> extra) const override;
   std::optional<FinishTimeTerms> finish_time_terms() const override;
 
+  // The slowdown of its best placement this cluster has for its smallest bundle (Cluster::tightest_locality):
+  // what "no new GPUs" prices the wait on. Not 1: a 4-GPU gang on one-GPU machines never runs that fast,
+  // and pricing the wait at that speed made every real bundle look worse than waiting.
+  double attainable_slowdown() const;
+
  private:
   struct Job {
     const JobSpec* spec = nullptr;

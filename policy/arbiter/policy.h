@@ -72,6 +72,8 @@ struct RoundInput {
   std::vector<GpuIndex> free_gpus;  // sorted; what this round hands out
   std::vector<Lease> leases;        // GPUs held now (not free)
   std::vector<AppModel*> apps;      // active apps, ordered by id
+  // Sorted; leased GPUs on drained machines: not offered again when their lease ends.
+  std::vector<GpuIndex> draining = {};
 };
 
 enum class GrantKind { kAuction, kLeftover, kDirect };  // kDirect: a baseline's allocation

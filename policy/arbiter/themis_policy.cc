@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 #include "policy/arbiter/leftover.h"
 #include "policy/arbiter/packing_problem.h"
@@ -26,9 +27,35 @@ std::vector<AppModel*> ThemisPolicy::filtered_apps(const RoundInput& input) cons
 }
 
 std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const {
+  const std::vector<AppModel*> filtered = filtered_apps(input);
+  // A reserved offer goes to nobody: the round holds it for the worst app's gang without an auction.
+  if (settings_.gang_reservation && reserve_for_worst_gang(input, filtered)) return {};
   std::vector<AppId> ids;
-  for (const AppModel* app : filtered_apps(input)) ids.push_back(app->id());
+  for (const AppModel* app : filtered) ids.push_back(app->id());
   return ids;
+}
+
+std::optional<RoundOutcome> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked) {
+  if (ranked.empty() || input.free_gpus.empty()) return std::nullopt;
+  const AppModel& worst = *ranked.front();
+  const int offered = static_cast<int>(input.free_gpus.size());
+  if (worst.usable_extra(offered) > 0) return std::nullopt;
+  // GPUs that are free now or come back when another app's lease ends (not its own: those already count
+  // as held, and not those on drained machines, which are not offered again).
+  int reachable = offered;
+  for (const Lease& lease : input.leases)
+    if (lease.app != worst.id() && !std::binary_search(input.draining.begin(), input.draining.end(), lease.gpu))
+      ++reachable;
+  int gang = 0;
+  for (int n = offered + 1; n <= std::min(reachable, worst.extra_demand()) && gang == 0; ++n)
+    if (worst.usable_extra(n) > 0) gang = n;
+  if (gang == 0) return std::nullopt;
+  RoundOutcome outcome;
+  const std::string reason = "reserved for app " + std::to_string(worst.id()) + ", the worst ρ, whose next gang needs " +
+                             std::to_string(gang) + " GPUs: " + std::to_string(offered) +
+                             " free now, more as leases end";
+  for (GpuIndex g : input.free_gpus) outcome.idle.push_back({g, reason});
+  return outcome;
 }
 
 RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
@@ -38,6 +65,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   if (input.free_gpus.empty()) return outcome;
 
   const std::vector<AppModel*> filtered = filtered_apps(input);
+  if (settings_.gang_reservation)
+    if (auto reserved = reserve_for_worst_gang(input, filtered)) return std::move(*reserved);
   const Offer offer{input.round, input.free_gpus};
   std::vector<ExpectedBidder> expected;
   for (AppModel* app : filtered) {
@@ -73,6 +102,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
                        .gpus;
   if (shapes) bundles = assign_shapes(*input.cluster, shaped, pa.pf.choice, bundles);
 
+  std::map<AppId, const AppModel*> model_of;
+  for (const AppModel* app : input.apps) model_of[app->id()] = app;
   std::vector<GpuIndex> pool = input.free_gpus;  // shrinks to the leftover
   std::map<AppId, int> kept_count;
   for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
@@ -84,7 +115,9 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
     winner.pf_bundle = bundles[b];
     winner.rho = row.rho;
     winner.c = pa.c[b];
-    winner.kept = kept_gpus(*input.cluster, winner.pf_bundle, pa.c[b], settings_.rounding, rng);
+    const AppModel* app = model_of.at(winner.app);
+    winner.kept = kept_gpus(*input.cluster, winner.pf_bundle, pa.c[b], settings_.rounding, rng,
+                            [app](int n) { return app->usable_extra(n); });
     if (!winner.kept.empty()) {
       outcome.grants.push_back(
           Grant{winner.app, winner.kept, GrantKind::kAuction, kept_lease_fraction(pa.c[b], settings_.rounding)});

@@ -1,7 +1,11 @@
 #pragma once
 // The Themis policy (NSDI'20 §3.3): filter → offer → bids → validation → partial-allocation auction →
-// whole GPUs → leftover. Every free GPU of the round ends granted or idle with a reason.
+// whole GPUs → leftover. Every free GPU of the round ends granted or idle with a reason. One step the
+// paper does not have: an offer too small for the worst app's gang is held for it (docs/arbiter.md,
+// "Gang reservation").
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +34,16 @@ struct ThemisSettings {
   std::int64_t solver_max_nodes = 200000;             // per solve; <= 0: no limit
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
   Seconds lease_duration = kDefaultLeaseDuration;
+  // When the worst-ranked app's narrowest waiting gang is wider than the offer, the offered GPUs wait
+  // for it (idle) instead of going to narrower apps, until leases ending add up to its gang
+  // (docs/arbiter.md, "Gang reservation"). Off: the paper's round, where such a gang can wait forever.
+  bool gang_reservation = true;
 };
+
+// The round's outcome when the offer is reserved for the worst-ranked app's gang (`ranked`: the filtered
+// apps, worst first), or nothing when it is not: the worst app can put some of the offer to work, or no
+// GPUs that are free or will be freed by other apps' leases add up to a gang it can use.
+std::optional<RoundOutcome> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked);
 
 class ThemisPolicy final : public Policy {
  public:

@@ -32,8 +32,21 @@ int nearest_kept_count(double c, int k) {
   return std::clamp(rounded, 1, k);
 }
 
+int nearest_kept_count(double c, int k, const UsableCount& usable) {
+  const int nearest = nearest_kept_count(c, k);
+  if (!usable || nearest == 0 || usable(nearest) >= nearest) return nearest;
+  const int down = std::clamp(usable(nearest), 0, nearest);
+  int up = 0;
+  for (int n = nearest + 1; n <= k && up == 0; ++n)
+    if (usable(n) >= n) up = n;
+  if (up == 0) return down > 0 ? down : nearest;
+  if (down == 0) return up;
+  const double target = std::min(c, 1.0) * k * (1 + kNearestTolerance);
+  return target - down < up - target ? down : up;
+}
+
 std::vector<GpuIndex> kept_gpus(const Cluster& cluster, std::span<const GpuIndex> bundle, double c,
-                                RoundingRule rule, Rng& rng) {
+                                RoundingRule rule, Rng& rng, const UsableCount& usable) {
   if (rule == RoundingRule::kLottery) {
     if (rng.uniform() < c) return {bundle.begin(), bundle.end()};
     return {};
@@ -42,7 +55,7 @@ std::vector<GpuIndex> kept_gpus(const Cluster& cluster, std::span<const GpuIndex
     if (!(c > 0)) return {};
     return {bundle.begin(), bundle.end()};
   }
-  return most_local_subset(cluster, bundle, nearest_kept_count(c, static_cast<int>(bundle.size())),
+  return most_local_subset(cluster, bundle, nearest_kept_count(c, static_cast<int>(bundle.size()), usable),
                            GroupPreference::kDensest);
 }
 

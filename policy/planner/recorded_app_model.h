@@ -3,6 +3,7 @@
 // a missing bid). The coordinator's apps answer the policy this way (ρ and demand from the launcher's
 // report, or the attained-service proxy for an app without one), and a recorded round is replayed with
 // the same answers (policy/planner/round_record.h).
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <utility>
@@ -19,6 +20,11 @@ class RecordedAppModel final : public arbiter::AppModel {
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
   int gpus_per_job() const override { return gpus_per_job_; }
+  // Its jobs are gangs of gpus_per_job: only whole gangs put GPUs to work.
+  int usable_extra(int gpus) const override {
+    const int gang = std::max(1, gpus_per_job_);
+    return std::clamp(gpus, 0, demand_) / gang * gang;
+  }
   Bid bid(const Offer& /*offer*/) override { return bid_ ? *bid_ : Bid{id_, 0, {}}; }
   Seconds attained_service() const override { return 0; }
   Seconds remaining_service() const override { return 0; }

@@ -142,8 +142,11 @@ RoundFrame open_round(const RoundSnapshot& s) {
   frame.input.now = s.now;
   frame.input.free_gpus = frame.offered;
   for (const HeldLease& l : s.leases) {
-    if (!lease_ends(l.expiry, s.now, s.settings.batch_window)) frame.input.leases.push_back({l.gpu, l.app, l.round, l.start, l.expiry});
+    if (lease_ends(l.expiry, s.now, s.settings.batch_window)) continue;
+    frame.input.leases.push_back({l.gpu, l.app, l.round, l.start, l.expiry});
+    if (machine_drained(s, s.cluster->gpu(l.gpu).machine)) frame.input.draining.push_back(l.gpu);
   }
+  std::sort(frame.input.draining.begin(), frame.input.draining.end());
   for (auto& m : frame.models) frame.input.apps.push_back(m.get());
   return frame;
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "policy/arbiter/placement.h"
@@ -48,6 +49,27 @@ TEST(WholeGpus, NearestRoundingToleratesLogSpaceError) {
   EXPECT_EQ(nearest_kept_count(std::nextafter(0.625, 0.0), 4), 3);
   EXPECT_EQ(nearest_kept_count(0.75 * (1 - 1e-7), 2), 1);  // clearly below the half: rounds down
   EXPECT_EQ(nearest_kept_count(0.7499, 2), 1);
+}
+
+// A winner whose jobs are 4-GPU gangs: only 0, 4 and 8 GPUs put anything to work.
+int four_gpu_gangs(int n) { return std::clamp(n, 0, 8) / 4 * 4; }
+
+TEST(WholeGpus, NearestRoundingKeepsWholeGangs) {
+  EXPECT_EQ(nearest_kept_count(0.8, 4, four_gpu_gangs), 4);   // 3.2: 3 GPUs would start nothing
+  EXPECT_EQ(nearest_kept_count(0.3, 4, four_gpu_gangs), 4);   // 1.2: at least one gang, as at least one GPU
+  EXPECT_EQ(nearest_kept_count(0.6, 8, four_gpu_gangs), 4);   // 4.8: 4 is nearer than 8
+  EXPECT_EQ(nearest_kept_count(0.75, 8, four_gpu_gangs), 8);  // 6: a tie between 4 and 8 goes up, as ⌊x + ½⌋
+  EXPECT_EQ(nearest_kept_count(0.74, 8, four_gpu_gangs), 4);  // 5.92: nearer 4
+  EXPECT_EQ(nearest_kept_count(0.0, 8, four_gpu_gangs), 0);
+  // Every count usable, or none at all: the plain rule.
+  EXPECT_EQ(nearest_kept_count(0.6, 4, [](int n) { return n; }), 2);
+  EXPECT_EQ(nearest_kept_count(0.6, 4, [](int) { return 0; }), 2);
+  EXPECT_EQ(nearest_kept_count(0.6, 4, {}), 2);
+
+  Rng rng(5);
+  const std::vector<GpuIndex> bundle{0, 1, 2, 3, 8, 9, 10, 11};  // slots 0-1 of m0, slots 0-1 of m1
+  EXPECT_EQ(kept_gpus(kCluster, bundle, 0.6, RoundingRule::kNearest, rng, four_gpu_gangs).size(), 4u);
+  EXPECT_EQ(kept_gpus(kCluster, bundle, 0.6, RoundingRule::kNearest, rng).size(), 5u);  // gangs unknown
 }
 
 TEST(WholeGpus, LotteryKeepsAllOrNothingAtRateC) {

@@ -1,6 +1,7 @@
 #pragma once
 // Test doubles for AppModel: a scripted app (fixed answers, bid from a function) and helpers to build
 // clusters for arbiter tests.
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <utility>
@@ -19,6 +20,11 @@ class ScriptedApp final : public AppModel {
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
   int gpus_per_job() const override { return gpus_per_job_; }
+  // Rigid (set_rigid_gangs): only whole gangs of gpus_per_job put GPUs to work; otherwise any count.
+  int usable_extra(int gpus) const override {
+    const int usable = std::clamp(gpus, 0, demand_);
+    return rigid_ ? usable / std::max(1, gpus_per_job_) * std::max(1, gpus_per_job_) : usable;
+  }
   Bid bid(const Offer& offer) override {
     ++bids_asked_;
     return bid_ ? bid_(offer) : Bid{id_, rho_, {}};
@@ -32,6 +38,7 @@ class ScriptedApp final : public AppModel {
   void set_rho(double rho) { rho_ = rho; }
   void set_demand(int demand) { demand_ = demand; }
   void set_gpus_per_job(int width) { gpus_per_job_ = width; }
+  void set_rigid_gangs(bool rigid) { rigid_ = rigid; }
   void set_bid(BidFunction bid) { bid_ = std::move(bid); }
   int bids_asked() const { return bids_asked_; }
 
@@ -41,6 +48,7 @@ class ScriptedApp final : public AppModel {
   int demand_;
   BidFunction bid_;
   int gpus_per_job_ = 1;
+  bool rigid_ = false;
   int bids_asked_ = 0;
 };
 

@@ -65,3 +65,28 @@ TEST(Topology, RejectsEmptySlots) {
 
 }  // namespace
 }  // namespace themis
+
+namespace themis {
+namespace {
+
+TEST(Topology, TightestLocalityIsTheNarrowestGroupThatHoldsTheGang) {
+  // paper-testbed-64: slots of 2 GPUs, machines of 2 or 4, racks of 16, 4 racks.
+  const Cluster c(*cluster_preset("paper-testbed-64"));
+  EXPECT_EQ(c.tightest_locality(0), Locality::kSameSlot);
+  EXPECT_EQ(c.tightest_locality(1), Locality::kSameSlot);
+  EXPECT_EQ(c.tightest_locality(2), Locality::kSameSlot);
+  EXPECT_EQ(c.tightest_locality(4), Locality::kSameMachine);
+  EXPECT_EQ(c.tightest_locality(5), Locality::kSameRack);
+  EXPECT_EQ(c.tightest_locality(16), Locality::kSameRack);
+  EXPECT_EQ(c.tightest_locality(17), Locality::kCrossRack);
+  EXPECT_EQ(c.tightest_locality(65), Locality::kCrossRack);
+  // Sixteen one-GPU machines in one rack: a 4-GPU gang can at best span machines of the rack.
+  ClusterSpec spec{"v100-16x1", {}};
+  for (int m = 0; m < 16; ++m) spec.machines.push_back({"v" + std::to_string(m), "r1", {1}});
+  const Cluster flat(spec);
+  EXPECT_EQ(flat.tightest_locality(1), Locality::kSameSlot);
+  EXPECT_EQ(flat.tightest_locality(4), Locality::kSameRack);
+}
+
+}  // namespace
+}  // namespace themis

@@ -38,9 +38,12 @@ std::string fixed3(const std::string& number) {
 
 class Explain : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // reject_infeasible off: FinishedApps… cancels an app too wide for the cluster, which the default refuses.
-    cluster_ = std::make_unique<TestCluster>(three_nodes(), "60s", "reject_infeasible = false\n");
+  // reject_infeasible off: FinishedApps… cancels an app too wide for the cluster, which the default refuses.
+  void SetUp() override { start("reject_infeasible = false\n"); }
+  // A fresh cluster whose coordinator has `settings` (the old one, if any, is stopped first).
+  void start(const std::string& settings) {
+    cluster_.reset();
+    cluster_ = std::make_unique<TestCluster>(three_nodes(), "60s", settings);
     cluster_->start_coordinator();
     for (const auto& n : three_nodes()) cluster_->start_node(n.host);
     ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "3"; }, 20s))
@@ -90,8 +93,28 @@ TEST_F(Explain, PendingWithEveryGpuLeasedNamesTheNextLeaseExpiry) {
   EXPECT_NE(text.find("app " + holder), std::string::npos) << holder << "\n" << text;
 }
 
+// With the coordinator's default gang reservation: the worst-ρ app's 4-GPU gang is wider than the two free
+// GPUs, and the leased ones come back as leases end, so the round holds the two for it.
+TEST_F(Explain, PendingWhileTheRoundHoldsTheFreeGpusForItsGangSaysReserved) {
+  submit("alice", sleeper("pair", 2, 2), "pair.toml");
+  ASSERT_TRUE(wait_sql("SELECT count(*) FROM jobs WHERE app_id = 1 AND state = 'RUNNING'", "2"));
+  submit("alice", sleeper("wide", 1, 4), "wide.toml");
+  ASSERT_TRUE(wait_sql("SELECT count(*) FROM bids WHERE app_id = 2", "1")) << read_text(cluster_->coordinator_log());
+  std::string text;
+  const json v = verdict("2", &text);
+  EXPECT_EQ(v["state"], "PENDING");
+  EXPECT_EQ(v["reason"], "Reserved") << text;
+  EXPECT_NE(text.find("PENDING (Reserved)"), std::string::npos) << text;
+  EXPECT_NE(text.find("held its 2 free GPUs for it"), std::string::npos) << text;
+  EXPECT_NE(text.find("whose next gang needs 4 GPUs: 2 free now"), std::string::npos) << text;
+  const std::string round = cluster_->sql("SELECT max(round_id) FROM bids WHERE app_id = 2");
+  EXPECT_EQ(cluster_->sql("SELECT offered_to FROM rounds WHERE id = " + round), "[]");
+  EXPECT_EQ(cluster_->sql("SELECT count(*) FROM leases_active WHERE app = 2"), "0");
+}
+
 TEST_F(Explain, PendingAfterARoundSaysWhoWasOfferedAndWhereTheGpusWent) {
-  // Two 2-GPU jobs leave two GPUs free; a 4-GPU job cannot use them.
+  // Without gang reservation (the paper's round): two 2-GPU jobs leave two GPUs free; a 4-GPU job cannot use them.
+  start("reject_infeasible = false\ngang_reservation = false\n");
   submit("alice", sleeper("pair", 2, 2), "pair.toml");
   ASSERT_TRUE(wait_sql("SELECT count(*) FROM jobs WHERE app_id = 1 AND state = 'RUNNING'", "2"));
   submit("alice", sleeper("wide", 1, 4), "wide.toml");

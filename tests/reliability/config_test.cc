@@ -79,6 +79,14 @@ TEST_F(ReliabilityConfig, RejectInfeasibleDefaultsToTrueAndIsABoolean) {
       << error_of("[coordinator]\nreject_infeasible = \"no\"\n");
 }
 
+TEST_F(ReliabilityConfig, GangReservationDefaultsToOnAsInTheSimulatorAndIsABoolean) {
+  EXPECT_TRUE(load_coordinator_config(write("[coordinator]\nseed = 3\n")).gang_reservation);
+  EXPECT_FALSE(load_coordinator_config(write("[coordinator]\ngang_reservation = false\n")).gang_reservation);
+  EXPECT_NE(error_of("[coordinator]\ngang_reservation = 1\n").find(":2:20: coordinator.gang_reservation: must be true or false"),
+            std::string::npos)
+      << error_of("[coordinator]\ngang_reservation = 1\n");
+}
+
 TEST_F(ReliabilityConfig, UsersTableMapsPrincipalsToUnixAccountsAndDefaultsToTheSameName) {
   const auto c = load_coordinator_config(write("[coordinator]\nseed = 3\n\n[users]\nalice = \"alice\"\nml-team = \"mlsvc\"\n"));
   EXPECT_EQ(unix_account(c, "alice"), "alice");

@@ -85,6 +85,27 @@ TEST(RigidGang, BidHasOnlyRowsThatStartWholeGangs) {
   EXPECT_TRUE(std::isfinite(app.current_rho()));
 }
 
+// A 4-GPU gang 2.8x slower across machines, on four one-GPU machines of one rack (the shape of a Gavel
+// trace's cluster): the best placement here spans machines, and waiting is priced at that placement, so
+// the four GPUs on offer beat waiting and it bids for them. Priced at S = 1, a placement this cluster does
+// not have, every row was worse than waiting and the app bid nothing, round after round.
+TEST(RigidGang, AGangThatCanOnlySpanMachinesBidsForThem) {
+  ClusterSpec spec{"flat", {}};
+  for (int m = 0; m < 4; ++m) spec.machines.push_back({"m" + std::to_string(m), "r0", {1}});
+  const Cluster cluster(spec);
+  EXPECT_EQ(cluster.tightest_locality(4), Locality::kSameRack);
+  const auto apps = parse_trace(
+      R"({"name":"lm","arrival":0,"jobs":[{"model":"x","gpus":4,"serial_iter_time":1,"iterations":1000,"slowdown":[1,1,2.8,6.4]}]})",
+      "flat");
+  SimApp app(0, apps[0], cluster, AppSettings{}, 1);
+  const Offer offer{1, {0, 1, 2, 3}};
+  const Bid bid = app.bid(offer);
+  ASSERT_EQ(bid.rows.size(), 1u);
+  EXPECT_EQ(bid.rows[0].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+  EXPECT_LT(bid.rows[0].rho, bid.rho_no_new);
+  EXPECT_NEAR(app.attainable_slowdown(), 2.8, 1e-12);
+}
+
 // Longest first with backfill: on 3 GPUs, gangs of 2, 2 and 1 GPUs, 50 s each: the first 2-GPU gang
 // and the 1-GPU job start at 0 (the second gang does not fit), the second gang at 50 and ends at 100.
 // On 4 the two gangs start at 0 and the 1-GPU job at 50; on 5 all three at 0.

@@ -47,6 +47,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     themis.solver_max_nodes = settings.solver_max_nodes;
     themis.solver_seconds = settings.solver_seconds;
     themis.lease_duration = settings.lease;
+    themis.gang_reservation = settings.gang_reservation;
     return std::make_unique<ThemisPolicy>(themis);
   }
   for (const Entry& e : kBaselines)

@@ -22,6 +22,7 @@ struct PolicySettings {
   std::string filter = "fixed";       // Themis: "fixed" (all of them) | "offer-bounded" (as many as can use the offer)
   Seconds lease = 600;                // Themis: lease length
   std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
+  bool gang_reservation = true;       // Themis: ThemisSettings::gang_reservation
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;

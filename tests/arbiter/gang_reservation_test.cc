@@ -1,0 +1,134 @@
+// Gang reservation (docs/arbiter.md, "Gang reservation"): when the worst-ranked app's next gang is wider
+// than the offer, the offer waits for it instead of going to narrower apps.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "policy/arbiter/themis_policy.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+using testing::ScriptedApp;
+
+// Four one-GPU machines. App 1 (ρ 3) runs rigid 4-GPU gangs and bids the whole offer once it holds a
+// gang; app 2 (ρ 1.2) can use any two GPUs.
+struct TwoApps {
+  ScriptedApp wide{1, 3.0, 4, [](const Offer& offer) {
+                     Bid bid{1, 3.0, {}};
+                     if (offer.gpus.size() >= 4) bid.rows.push_back({offer.gpus, 1.5});
+                     return bid;
+                   }};
+  ScriptedApp narrow{2, 1.2, 2, [](const Offer& offer) {
+                       Bid bid{2, 1.2, {}};
+                       if (offer.gpus.size() >= 2) bid.rows.push_back({{offer.gpus[0], offer.gpus[1]}, 1.0});
+                       return bid;
+                     }};
+  TwoApps() {
+    wide.set_gpus_per_job(4);
+    wide.set_rigid_gangs(true);
+  }
+};
+
+std::map<AppId, std::vector<GpuIndex>> granted(const RoundOutcome& out) {
+  std::map<AppId, std::vector<GpuIndex>> got;
+  for (const Grant& g : out.grants) got[g.app].insert(got[g.app].end(), g.gpus.begin(), g.gpus.end());
+  return got;
+}
+
+ThemisSettings settings_with(bool reservation) {
+  ThemisSettings settings;
+  settings.gang_reservation = reservation;
+  return settings;
+}
+
+const Cluster& four_machines() {
+  static const Cluster cluster = testing::make_cluster(4, 1, 1, 4);
+  return cluster;
+}
+
+TEST(GangReservation, TheOfferWaitsForTheWorstAppsGangWhileOtherLeasesCanMakeItUp) {
+  TwoApps apps;
+  // GPUs 0 and 1 are free; app 2 holds 2 and 3 until t=600.
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  ThemisPolicy policy(settings_with(true));
+  EXPECT_TRUE(policy.offer_recipients(input).empty());
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_TRUE(out.grants.empty());
+  ASSERT_EQ(out.idle.size(), 2u);
+  EXPECT_EQ(out.idle[0].gpu, 0);
+  EXPECT_EQ(out.idle[1].gpu, 1);
+  EXPECT_EQ(out.idle[0].reason,
+            "reserved for app 1, the worst ρ, whose next gang needs 4 GPUs: 2 free now, more as leases end");
+  EXPECT_EQ(apps.wide.bids_asked(), 0);
+  EXPECT_EQ(apps.narrow.bids_asked(), 0);
+}
+
+TEST(GangReservation, OffThePapersRoundHandsTheOfferToTheNarrowerApp) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    TwoApps apps;
+    RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+    ThemisPolicy policy(settings_with(false));
+    Rng rng(seed);
+    const RoundOutcome out = policy.run_round(input, rng);
+    EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}})) << seed;
+  }
+}
+
+TEST(GangReservation, AWholeGangOnOfferGoesToTheWorstApp) {
+  TwoApps apps;
+  RoundInput input{&four_machines(), 6, 600, {0, 1, 2, 3}, {}, {&apps.wide, &apps.narrow}};
+  ThemisPolicy policy(settings_with(true));
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_EQ(apps.wide.bids_asked(), 1);
+  EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{1, {0, 1, 2, 3}}}));
+  EXPECT_TRUE(out.idle.empty());
+}
+
+TEST(GangReservation, NoReservationForAGangNoEndingLeaseCanComplete) {
+  TwoApps apps;
+  apps.wide.set_gpus_per_job(8);  // 8 > the 4 GPUs of the cluster
+  apps.wide.set_demand(8);
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  ThemisPolicy policy(settings_with(true));
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+}
+
+TEST(GangReservation, LeasesOnDrainedMachinesAreNotCountedOn) {
+  TwoApps apps;
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  input.draining = {3};  // GPU 3 will not be offered again: 0, 1 and 2 make no gang of 4
+  ThemisPolicy policy(settings_with(true));
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+}
+
+TEST(GangReservation, TheWorstAppsOwnLeasesAreNotCountedOn) {
+  TwoApps apps;
+  // App 1 already runs on 2 and 3 (its own leases do not come back to it as a new gang).
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 1, 4, 0, 600}, {3, 1, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  ThemisPolicy policy(settings_with(true));
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+}
+
+TEST(GangReservation, AWorstAppThatCanUseTheOfferIsNotReservedFor) {
+  TwoApps apps;
+  apps.wide.set_rigid_gangs(false);  // it can run on any count: the paper's round
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  ThemisPolicy policy(settings_with(true));
+  EXPECT_FALSE(policy.offer_recipients(input).empty());
+  EXPECT_FALSE(reserve_for_worst_gang(input, input.apps).has_value());
+}
+
+}  // namespace
+}  // namespace themis::arbiter
