@@ -50,10 +50,14 @@ const Cluster& four_machines() {
   return cluster;
 }
 
+// GPUs 0 and 1 are free at t=100; `holder` leases 2 and 3 until t=600.
+RoundInput two_free(TwoApps& apps, AppId holder = 2) {
+  return RoundInput{&four_machines(), 5, 100, {0, 1}, {{2, holder, 4, 0, 600}, {3, holder, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+}
+
 TEST(GangReservation, TheOfferWaitsForTheWorstAppsGangWhileOtherLeasesCanMakeItUp) {
   TwoApps apps;
-  // GPUs 0 and 1 are free; app 2 holds 2 and 3 until t=600.
-  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  RoundInput input = two_free(apps);
   ThemisPolicy policy(settings_with(true));
   EXPECT_TRUE(policy.offer_recipients(input).empty());
   Rng rng(1);
@@ -71,7 +75,7 @@ TEST(GangReservation, TheOfferWaitsForTheWorstAppsGangWhileOtherLeasesCanMakeItU
 TEST(GangReservation, OffThePapersRoundHandsTheOfferToTheNarrowerApp) {
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     TwoApps apps;
-    RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+    RoundInput input = two_free(apps);
     ThemisPolicy policy(settings_with(false));
     Rng rng(seed);
     const RoundOutcome out = policy.run_round(input, rng);
@@ -94,7 +98,7 @@ TEST(GangReservation, NoReservationForAGangNoEndingLeaseCanComplete) {
   TwoApps apps;
   apps.wide.set_gpus_per_job(8);  // 8 > the 4 GPUs of the cluster
   apps.wide.set_demand(8);
-  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  RoundInput input = two_free(apps);
   ThemisPolicy policy(settings_with(true));
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
@@ -103,7 +107,7 @@ TEST(GangReservation, NoReservationForAGangNoEndingLeaseCanComplete) {
 
 TEST(GangReservation, LeasesOnDrainedMachinesAreNotCountedOn) {
   TwoApps apps;
-  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  RoundInput input = two_free(apps);
   input.draining = {3};  // GPU 3 will not be offered again: 0, 1 and 2 make no gang of 4
   ThemisPolicy policy(settings_with(true));
   Rng rng(1);
@@ -114,7 +118,7 @@ TEST(GangReservation, LeasesOnDrainedMachinesAreNotCountedOn) {
 TEST(GangReservation, TheWorstAppsOwnLeasesAreNotCountedOn) {
   TwoApps apps;
   // App 1 already runs on 2 and 3 (its own leases do not come back to it as a new gang).
-  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 1, 4, 0, 600}, {3, 1, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  RoundInput input = two_free(apps, /*holder=*/1);
   ThemisPolicy policy(settings_with(true));
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
@@ -124,7 +128,7 @@ TEST(GangReservation, TheWorstAppsOwnLeasesAreNotCountedOn) {
 TEST(GangReservation, AWorstAppThatCanUseTheOfferIsNotReservedFor) {
   TwoApps apps;
   apps.wide.set_rigid_gangs(false);  // it can run on any count: the paper's round
-  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 600}, {3, 2, 4, 0, 600}}, {&apps.wide, &apps.narrow}};
+  RoundInput input = two_free(apps);
   ThemisPolicy policy(settings_with(true));
   EXPECT_FALSE(policy.offer_recipients(input).empty());
   EXPECT_FALSE(reserve_for_worst_gang(input, input.apps).has_value());
