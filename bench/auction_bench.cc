@@ -11,7 +11,7 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
-//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian] [--symmetry]
+//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc] [--symmetry]
 //
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
 // else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; shape
@@ -40,6 +40,7 @@
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/shape_problem.h"
 #include "policy/arbiter/shape_solver.h"
+#include "policy/arbiter/themis_policy.h"
 #include "core/rng.h"
 #include "core/topology.h"
 
@@ -150,12 +151,21 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // A solver configuration: "bnb", "cbc", "shape", "bnb-lagrangian" (bnb without its LP search: the
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
-// prices throughout (no subgradient steps at the nodes).
-bool solves_shapes(const std::string& name) {
+// prices throughout (no subgradient steps at the nodes). "dfs+NAME": each solve first tries the
+// depth-first search of small_search.h (ThemisSettings::small_search_nodes nodes, the policy's default),
+// then NAME.
+std::string base_solver(const std::string& name) { return name.rfind("dfs+", 0) == 0 ? name.substr(4) : name; }
+std::int64_t small_search_nodes(const std::string& name) {
+  return name.rfind("dfs+", 0) == 0 ? ThemisSettings{}.small_search_nodes : 0;
+}
+
+bool solves_shapes(const std::string& full_name) {
+  const std::string name = base_solver(full_name);
   return name == "shape" || name == "cbc-shape" || name == "shape-root-prices";
 }
 
-std::unique_ptr<WinnerSolver> make_solver(const std::string& name) {
+std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
+  const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "cbc-shape") return make_winner_solver(SolverKind::kCbc);
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
@@ -180,7 +190,7 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
       auto solver = make_solver(name);
       const double cpu_start = cpu_ms();
       const auto start = std::chrono::steady_clock::now();
-      PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0});
+      PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0, small_search_nodes(name)});
       const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
       SolverRuns& r = runs[name];
       r.cpu_ms.push_back(cpu_ms() - cpu_start);

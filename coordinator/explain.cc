@@ -110,18 +110,17 @@ std::vector<std::string> winner_texts(const json& outcome) {
   return winners;
 }
 
-// The reason the round held its free GPUs for one app's gang (docs/arbiter.md, "Gang reservation"),
-// as the policy wrote it: "reserved for app N, ..."; empty when it did not.
-std::string reservation_reason(const json& outcome) {
-  for (const auto& i : outcome.value("idle", json::array())) {
-    const std::string reason = i.value("reason", std::string());
-    if (reason.rfind("reserved for app ", 0) == 0) return reason;
-  }
-  return "";
+// The app the round held its free GPUs for (docs/arbiter.md, "Gang reservation"), if it did.
+std::optional<std::int64_t> reserved_app(const json& outcome) {
+  const json r = outcome.value("reservation", json::object());
+  if (!r.contains("app") || !r["app"].is_number_integer()) return std::nullopt;
+  return r["app"].get<std::int64_t>();
 }
 
-bool reserved_for(const std::string& reason, std::int64_t app) {
-  return reason.rfind("reserved for app " + std::to_string(app) + ",", 0) == 0;
+// Why the round held its free GPUs, as the policy said; empty when it held none.
+std::string reservation_reason(const json& outcome) {
+  if (!reserved_app(outcome)) return "";
+  return outcome["reservation"].value("reason", "reserved for app " + std::to_string(*reserved_app(outcome)));
 }
 
 std::string leftover_sentence(const json& outcome) {
@@ -348,7 +347,7 @@ Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, con
   const std::string leftover_text = leftover_sentence(outcome);
 
   const std::string reservation = reservation_reason(outcome);
-  if (!reservation.empty() && reserved_for(reservation, id)) {
+  if (reserved_app(outcome) == id) {
     v.reason = "Reserved";
     v.headline = label + " is pending: " + round_text + " held its " + std::to_string(free_then) +
                  " free GPUs for it, none to any other app (" + reservation + ").";

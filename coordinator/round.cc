@@ -89,7 +89,10 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
     state.model = loaded->models.back().get();
     s.apps.push_back(std::move(state));
   }
-  if (pending_offer_ && pending_offer_->round == round) s.reserved_probes = pending_offer_->probes;
+  if (pending_offer_ && pending_offer_->round == round) {
+    s.reserved_probes = pending_offer_->probes;
+    s.offers_sent_at = pending_offer_->sent_at;
+  }
   return loaded;
 }
 
@@ -211,6 +214,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
     outcome_json["auction_winners"].push_back({{"app", w.app}, {"pf_bundle", w.pf_bundle}, {"rho", w.rho}, {"c", w.c}, {"kept", w.kept}});
   }
   if (!auction.bidders.empty()) outcome_json["auction_gap"] = auction.gap;
+  if (const auto& r = plan.outcome.reservation) outcome_json["reservation"] = {{"app", r->app}, {"reason", r->reason}};
   store.insert_round(round, timing.started_at, timing.auction_finished, timing.trigger, std::string(policy_->name()),
                      static_cast<std::int64_t>(plan.offered.size()), static_cast<std::int64_t>(loaded.models.size()),
                      json(timing.offered_to).dump());

@@ -1,6 +1,7 @@
 #include "launcher/app_session.h"
 
 #include <algorithm>
+#include <csignal>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -95,6 +96,7 @@ void AppSession::on_rank_exit(int job, int attempt, int /*rank*/, int exit_code,
   auto& a = it->second;
   ++a.ranks_exited;
   a.all_zero = a.all_zero && exit_code == 0 && signal == 0;
+  a.only_stop_signal = a.only_stop_signal && ((exit_code == 0 && signal == 0) || signal == SIGTERM);
   a.stop_requested = a.stop_requested || stop_ordered;
   if (a.ranks_exited >= a.world_size) finish_attempt(job, attempt, now);
 }
@@ -105,18 +107,26 @@ void AppSession::finish_attempt(int job, int attempt, Seconds now) {
   const Attempt a = it->second;
   attempts_.erase(it);
   ExitKind kind = ExitKind::kFailed;
+  // An ordered stop that the ranks obeyed before rank 0 reported anything (say, still loading LibTorch) is
+  // a preemption with nothing checkpointed, not a failure: it must not spend the job's retry budget.
+  const bool stopped_before_reporting = !a.rank0_status && a.stop_requested && a.only_stop_signal;
   if (a.rank0_status) {
     if (*a.rank0_status == "completed") kind = ExitKind::kCompleted;
     else if (*a.rank0_status == "preempted") kind = ExitKind::kPreempted;
   } else if (a.all_zero) {
     kind = a.stop_requested ? ExitKind::kPreempted : ExitKind::kCompleted;
+  } else if (stopped_before_reporting) {
+    kind = ExitKind::kPreempted;
   }
   // A rank that died does not make a completed or checkpointed exit a failure if rank 0 said so and
   // every rank exited 0; a non-zero exit with a "completed" status is still a failure.
-  if (!a.all_zero && kind != ExitKind::kFailed) kind = ExitKind::kFailed;
+  if (!a.all_zero && kind != ExitKind::kFailed && !stopped_before_reporting) kind = ExitKind::kFailed;
   const int phase_before = agent_.scheduler().phase();
   agent_.on_exit(job, attempt, kind, a.last_iteration, now);
-  const char* what = kind == ExitKind::kCompleted ? "completed" : kind == ExitKind::kPreempted ? "preempted (checkpointed)" : "failed";
+  const char* what = kind == ExitKind::kCompleted ? "completed"
+                     : stopped_before_reporting   ? "stopped by the coordinator (rank 0 sent no exit status)"
+                     : kind == ExitKind::kPreempted ? "preempted (checkpointed)"
+                                                    : "failed";
   notes_.push_back("job " + std::to_string(job) + " attempt " + std::to_string(attempt) + " " + what + " at iteration " +
                    std::to_string(a.last_iteration));
   if (agent_.scheduler().phase() != phase_before) {

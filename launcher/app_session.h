@@ -84,6 +84,10 @@ class AppSession {
     int world_size = 0;
     int ranks_exited = 0;
     bool all_zero = true;
+    // Every rank exited 0 or died of SIGTERM, the signal an ordered stop sends: a rank still loading
+    // (before its checkpoint handler is installed) dies of it. SIGKILL, the stop's escalation when a rank
+    // outlives its grace period, is not counted: that rank did not stop when asked.
+    bool only_stop_signal = true;
     bool stop_requested = false;
     std::optional<std::string> rank0_status;
     std::int64_t last_iteration = 0;

@@ -1,5 +1,8 @@
 #include "sim/experiments.h"
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -81,6 +84,31 @@ AppId choose_liar(const std::vector<AppSpec>& apps, const std::string& choice, s
                                 std::to_string(apps.size() - 1) + ", nor 'random'");
   }
   return static_cast<AppId>(index);
+}
+
+LieEffect lie_effect(std::span<const AppResult> apps, AppId liar, const std::map<AppId, Seconds>& first) {
+  const auto change = [&](const AppResult& a) -> std::optional<double> {
+    const auto it = first.find(a.id);
+    if (it == first.end() || it->second <= 0) return std::nullopt;
+    return (a.jct - it->second) / it->second;
+  };
+  std::optional<double> liar_change;
+  std::vector<double> others;
+  for (const AppResult& a : apps) {
+    const auto c = change(a);
+    if (!c) continue;
+    if (a.id == liar) liar_change = c;
+    else others.push_back(*c);
+  }
+  LieEffect e;
+  if (others.empty() || !liar_change) return e;
+  const auto more = std::count_if(others.begin(), others.end(), [&](double c) { return c < *liar_change; });
+  e.others_gained_more = static_cast<double>(more) / static_cast<double>(others.size());
+  for (double& c : others) c = std::abs(c);
+  const auto mid = others.begin() + static_cast<std::ptrdiff_t>(others.size() / 2);
+  std::nth_element(others.begin(), mid, others.end());
+  e.others_median_abs_change = *mid;
+  return e;
 }
 
 }  // namespace themis::sim

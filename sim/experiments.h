@@ -2,10 +2,13 @@
 // The set-ups of the paper's microbenchmarks that are not a generated workload on a preset cluster:
 // the shrunk clusters of Fig 14 (contention) and the truth-telling experiment of Fig 18.
 #include <cstdint>
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/topology.h"
+#include "sim/simulator.h"
 #include "sim/trace.h"
 
 namespace themis::sim {
@@ -25,5 +28,15 @@ std::vector<AppSpec> truth_telling_workload();
 // drawn with `seed` among the apps with a multi-GPU job (a lie about spread placements changes nothing for
 // the others). Throws std::invalid_argument naming the choice when it is none of these.
 AppId choose_liar(const std::vector<AppSpec>& apps, const std::string& choice, std::uint64_t seed);
+
+// How a lie compares with the perturbation it causes. Every app's relative JCT change from `first` (app id →
+// JCT in the run the sweep started with, the truthful one when its first value is 0): the share of the
+// truthful apps whose JCT fell by a larger fraction than the liar's, and the median of the truthful apps'
+// |change|. Apps missing from `first` are left out. Both are -1 when no truthful app can be compared.
+struct LieEffect {
+  double others_gained_more = -1;
+  double others_median_abs_change = -1;
+};
+LieEffect lie_effect(std::span<const AppResult> apps, AppId liar, const std::map<AppId, Seconds>& first);
 
 }  // namespace themis::sim

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <unistd.h>
 
@@ -39,9 +40,10 @@ struct Common {
   double load = 3.0;
   Seconds lease = 600;
   double filter_f = 0.8;
-  std::string rounding = "nearest";
+  std::string rounding = "time-share";
   std::string filter = "offer-bounded";
   std::string idle_rho = "fair-share";
+  long long small_search_nodes = 20000;
   std::string gang_reservation = "on";
   double network_fraction = -1;
   std::string w2_arrivals = "own";
@@ -75,6 +77,10 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--idle-rho", c.idle_rho,
                   "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
       ->check(CLI::IsMember({"fair-share", "one-gpu"}));
+  cmd->add_option("--small-search-nodes", c.small_search_nodes,
+                  "Themis: each winner-determination solve first tries depth-first search up to this many nodes, "
+                  "then the solver (0: the solver alone)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--gang-reservation", c.gang_reservation,
                   "Themis: on (the offer waits for the worst app's gang when it is wider than the offer) or off")
       ->check(CLI::IsMember({"on", "off"}));
@@ -160,6 +166,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.rounding = c.rounding;
   ps.filter = c.filter;
   ps.gang_reservation = c.gang_reservation == "on";
+  ps.small_search_nodes = c.small_search_nodes;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;
@@ -399,6 +406,7 @@ int main(int argc, char** argv) {
       std::vector<RunSummary> summaries;
       std::vector<double> xs;
       std::vector<Series> max_rho(names.size()), gpu_time(names.size()), liar_jct(1), others_jct(1);
+      std::vector<std::map<AppId, Seconds>> first_jct(names.size());  // per policy, at the sweep's first value
       for (const std::string& text : split_list(sweep_values)) {
         Common c = sweep_opts;
         const double value = parse_sweep_value(sweep_param, text, c);
@@ -420,6 +428,13 @@ int main(int argc, char** argv) {
               if (a.id == c.liar) s.liar_jct = a.jct;
               else others += a.jct;
             s.others_avg_jct = others / static_cast<double>(std::max<std::size_t>(1, result.apps.size() - 1));
+            if (first_jct[p].empty()) {
+              for (const AppResult& a : result.apps) first_jct[p][a.id] = a.jct;
+            } else {
+              const LieEffect e = lie_effect(result.apps, c.liar, first_jct[p]);
+              s.others_gained_more = e.others_gained_more;
+              s.others_median_abs_change = e.others_median_abs_change;
+            }
             liar_jct[0] = {"liar", liar_jct[0].values};
             liar_jct[0].values.push_back(s.liar_jct / 3600);
             others_jct[0] = {"truthful (mean)", others_jct[0].values};

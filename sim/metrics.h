@@ -24,6 +24,12 @@ struct RunSummary {
   double peak_demand_ratio = 0;
   Seconds liar_jct = -1;         // sweep --param lie: the lying app's JCT, the others' mean
   Seconds others_avg_jct = -1;
+  // sweep --param lie, against the same policy's run at the sweep's first value (the truthful run when it is 0):
+  // the share of the truthful apps whose JCT fell by a larger fraction than the liar's, and the median of the
+  // truthful apps' |relative JCT change|. A lie moves every app's trajectory; a liar's gain that many truthful
+  // apps also see is the perturbation, not something the lie bought.
+  double others_gained_more = -1;
+  double others_median_abs_change = -1;
   std::vector<double> rho_sorted;  // the ρ CDF: value k is the (k+1)/n quantile
   SimStats stats;
 };

@@ -32,6 +32,10 @@ ordered_json summary_object(const RunSummary& s) {
   if (s.liar_jct >= 0) {
     j["liar_jct"] = r6(s.liar_jct);
     j["others_avg_jct"] = r6(s.others_avg_jct);
+    if (s.others_gained_more >= 0) {
+      j["others_gained_more"] = r6(s.others_gained_more);
+      j["others_median_abs_change"] = r6(s.others_median_abs_change);
+    }
   }
   ordered_json cdf = ordered_json::array();
   for (double v : s.rho_sorted) cdf.push_back(r6(v));

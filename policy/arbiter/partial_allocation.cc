@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
+#include "policy/arbiter/small_search.h"
 
 namespace themis::arbiter {
 
@@ -17,7 +19,14 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
 
   std::vector<double> prices;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
-  out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
+  std::optional<PackingSolution> small_pf;
+  if (limits.small_search_nodes > 0) small_pf = small_search(problem, -1, greedy_packing(problem, -1), limits.small_search_nodes);
+  if (small_pf) {
+    out.pf = std::move(*small_pf);
+    ++out.small_searches;
+  } else {
+    out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
+  }
   out.solves = 1;
   out.gap = out.pf.gap();
   out.proven_optimal = out.pf.proven_optimal;
@@ -52,7 +61,15 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     SolveLimits each{0, limits.max_nodes_per_solve};
     if (deadline.enabled())
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
-    const PackingSolution solved = solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
+    std::optional<PackingSolution> small;
+    if (limits.small_search_nodes > 0) {
+      PackingChoice start = greedy_packing(problem, static_cast<int>(i));
+      if (packing_value(problem, without_i) > packing_value(problem, start)) start = without_i;
+      small = small_search(problem, static_cast<int>(i), start, limits.small_search_nodes);
+    }
+    if (small) ++out.small_searches;
+    const PackingSolution solved =
+        small ? std::move(*small) : solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
     ++out.solves;
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);

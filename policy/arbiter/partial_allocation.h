@@ -13,6 +13,9 @@ namespace themis::arbiter {
 struct AuctionLimits {
   double max_seconds = 0;               // for all N+1 solves together; <= 0: none
   std::int64_t max_nodes_per_solve = 0;  // <= 0: none
+  // Each solve first tries small_search (small_search.h) up to this many nodes and calls the solver only
+  // when it gives up; <= 0: the solver alone.
+  std::int64_t small_search_nodes = 0;
 };
 
 struct PartialAllocation {
@@ -22,6 +25,7 @@ struct PartialAllocation {
   double gap = 0;                 // the largest relative gap over all solves (0: all proven optimal)
   bool proven_optimal = true;     // every solve ran and proved its optimum (W* and every W*_{-i} exact)
   int solves = 0;
+  int small_searches = 0;         // of the solves, those small_search finished
 };
 
 // Time budget: half for the PF solve, the rest shared evenly by the winners' solves. Winners whose

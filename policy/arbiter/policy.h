@@ -110,6 +110,12 @@ struct RoundOutcome {
   std::vector<Grant> grants;
   std::vector<IdleGpu> idle;  // every free GPU is either granted or listed here
   AuctionRecord auction;      // empty for policies without an auction
+  // Themis' gang reservation: the app the round held every free GPU for, and why (also each GPU's idle reason).
+  struct Reservation {
+    AppId app = 0;
+    std::string reason;
+  };
+  std::optional<Reservation> reservation = std::nullopt;
 };
 
 class Policy {

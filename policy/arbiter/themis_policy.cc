@@ -55,6 +55,7 @@ std::optional<RoundOutcome> reserve_for_worst_gang(const RoundInput& input, std:
                              std::to_string(gang) + " GPUs: " + std::to_string(offered) +
                              " free now, more as leases end";
   for (GpuIndex g : input.free_gpus) outcome.idle.push_back({g, reason});
+  outcome.reservation = RoundOutcome::Reservation{worst.id(), reason};
   return outcome;
 }
 
@@ -86,7 +87,7 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
       shapes ? std::move(shaped.packing) : make_packing_problem(offer, valid.accepted, settings_.max_rows_per_bidder);
   const auto solver = make_winner_solver(settings_.solver);
   const PartialAllocation pa =
-      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes});
+      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_nodes});
 
   double objective = 0;
   for (const Bid& bid : valid.accepted) objective -= std::log(bid.rho_no_new);

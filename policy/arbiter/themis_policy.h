@@ -25,13 +25,16 @@ struct ThemisSettings {
   // (filter.h). The library keeps the paper's literal rule; themis-sim and the coordinator both default to
   // kOfferBounded (their `--filter` / `filter` setting; docs/evaluation.md measured it).
   FilterRule filter_rule = FilterRule::kFixed;
-  RoundingRule rounding = RoundingRule::kNearest;
+  RoundingRule rounding = RoundingRule::kTimeShare;
   SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction
   // The default bounds a solve by search nodes, not time, so the policy reads no clock and a round's
   // outcome depends on its input alone. A wall-clock budget (all N+1 solves of one auction) is opt-in
   // for callers that accept machine-dependent outcomes; <= 0: none.
   double solver_seconds = 0;
   std::int64_t solver_max_nodes = 200000;             // per solve; <= 0: no limit
+  // Each solve first tries plain depth-first search (small_search.h) up to this many nodes, exact when it
+  // finishes, and runs `solver` only when it does not; <= 0: always `solver` (docs/performance.md).
+  std::int64_t small_search_nodes = 20000;
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
   Seconds lease_duration = kDefaultLeaseDuration;
   // When the worst-ranked app's narrowest waiting gang is wider than the offer, the offered GPUs wait

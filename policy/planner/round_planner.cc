@@ -92,9 +92,10 @@ RoundFrame open_round(const RoundSnapshot& s) {
   if (!s.cluster) throw std::invalid_argument("round snapshot without a cluster");
   RoundFrame frame;
   frame.round = s.round;
+  const Seconds leases_end_by = std::min(s.now, s.offers_sent_at.value_or(s.now));
   std::map<AppId, int> expiring_per_app;
   for (const HeldLease& l : s.leases) {
-    if (lease_ends(l.expiry, s.now, s.settings.batch_window)) {
+    if (lease_ends(l.expiry, leases_end_by, s.settings.batch_window)) {
       frame.expiring.push_back(l);
       ++expiring_per_app[l.app];
     }
@@ -142,7 +143,7 @@ RoundFrame open_round(const RoundSnapshot& s) {
   frame.input.now = s.now;
   frame.input.free_gpus = frame.offered;
   for (const HeldLease& l : s.leases) {
-    if (lease_ends(l.expiry, s.now, s.settings.batch_window)) continue;
+    if (lease_ends(l.expiry, leases_end_by, s.settings.batch_window)) continue;
     frame.input.leases.push_back({l.gpu, l.app, l.round, l.start, l.expiry});
     if (machine_drained(s, s.cluster->gpu(l.gpu).machine)) frame.input.draining.push_back(l.gpu);
   }

@@ -92,6 +92,7 @@ json snapshot_to_json(const RoundSnapshot& s) {
     for (const auto& [app, gpu] : *s.reserved_probes) probes.push_back({app, gpu});
     out["reserved_probes"] = probes;
   }
+  if (s.offers_sent_at) out["offers_sent_at"] = *s.offers_sent_at;
   return out;
 }
 
@@ -170,6 +171,7 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
     for (const json& p : j.at("reserved_probes")) probes[p.at(0).get<AppId>()] = p.at(1).get<GpuIndex>();
     s.reserved_probes = std::move(probes);
   }
+  if (j.contains("offers_sent_at")) s.offers_sent_at = j.at("offers_sent_at").get<Seconds>();
   return record;
 }
 

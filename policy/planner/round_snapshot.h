@@ -69,6 +69,11 @@ struct RoundSnapshot {
   // Once the round's offer went out: the GPUs it set aside for probes, kept while they are still free
   // (no new probe is picked until the round ends). None: the round opens now and picks them.
   std::optional<std::map<AppId, GpuIndex>> reserved_probes;
+  // Once the round's offer went out: when. A lease ends in this round only if it had ended (within the
+  // batch window) by then; one that ends while the bids are awaited belongs to the next round. Otherwise
+  // its GPUs would be dealt out in an auction whose bidders never saw them, and its holder, which bid
+  // without them, could lose them to leftover (its running job stopped) instead of renewing them.
+  std::optional<Seconds> offers_sent_at;
 };
 
 enum class LeaseKind { kAuction, kLeftover, kDirect, kProbe, kRenewal };

@@ -68,6 +68,9 @@ TEST(GangReservation, TheOfferWaitsForTheWorstAppsGangWhileOtherLeasesCanMakeItU
   EXPECT_EQ(out.idle[1].gpu, 1);
   EXPECT_EQ(out.idle[0].reason,
             "reserved for app 1, the worst ρ, whose next gang needs 4 GPUs: 2 free now, more as leases end");
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_EQ(out.reservation->app, 1);
+  EXPECT_EQ(out.reservation->reason, out.idle[0].reason);
   EXPECT_EQ(apps.wide.bids_asked(), 0);
   EXPECT_EQ(apps.narrow.bids_asked(), 0);
 }
@@ -80,6 +83,7 @@ TEST(GangReservation, OffThePapersRoundHandsTheOfferToTheNarrowerApp) {
     Rng rng(seed);
     const RoundOutcome out = policy.run_round(input, rng);
     EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}})) << seed;
+    EXPECT_FALSE(out.reservation.has_value()) << seed;
   }
 }
 

@@ -72,7 +72,7 @@ bool realizes(const ShapeProblem& problem, std::size_t b, std::size_t r, const s
   return total == static_cast<int>(gpus.size());
 }
 
-void check_shapes(WinnerSolver& solver) {
+void check_shapes(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {
   const Cluster cluster = shape_cluster();
   Rng rng(20261125);
   int with_winners = 0, with_payment = 0, capacitated = 0;
@@ -85,8 +85,11 @@ void check_shapes(WinnerSolver& solver) {
     const testing::BruteForceResult expected = testing::brute_force(problem);
     const std::vector<double> expected_c = testing::brute_force_c(problem);
 
-    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{});
+    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{0, 0, small_search_nodes});
     SCOPED_TRACE("instance " + std::to_string(instance));
+    if (small_search_nodes > 0) {
+      EXPECT_EQ(got.small_searches, got.solves);
+    }
     ASSERT_TRUE(packing_feasible(problem, got.pf.choice));
     EXPECT_TRUE(got.proven_optimal);
     EXPECT_EQ(got.gap, 0.0);
@@ -140,6 +143,11 @@ void check_shapes(WinnerSolver& solver) {
 TEST(ShapeBruteForce, ShapeSolverMatchesExhaustiveSearch) {
   ShapeSolver solver;
   check_shapes(solver);
+}
+
+TEST(ShapeBruteForce, SmallSearchMatchesExhaustiveSearchOnShapes) {
+  CbcSolver solver;  // never called: every solve is small enough for the depth-first search
+  check_shapes(solver, 1'000'000);
 }
 
 TEST(ShapeBruteForce, CbcMatchesExhaustiveSearchOnShapes) {

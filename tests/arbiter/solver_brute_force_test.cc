@@ -10,6 +10,7 @@
 #include "policy/arbiter/cbc_solver.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/shape_solver.h"
+#include "policy/arbiter/small_search.h"
 #include "policy/arbiter/whole_gpus.h"
 #include "core/rng.h"
 #include "test_apps.h"
@@ -36,7 +37,7 @@ std::vector<Bid> random_bids(Rng& rng, const Offer& offer) {
   return bids;
 }
 
-void check_against_brute_force(WinnerSolver& solver) {
+void check_against_brute_force(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {
   const Cluster cluster = testing::make_cluster(2, 2, 2, 1);  // 8 GPUs: 2 racks × 1 machine × 2 slots × 2
   Rng rng(20240601);
   int with_winners = 0;
@@ -52,7 +53,10 @@ void check_against_brute_force(WinnerSolver& solver) {
     const testing::BruteForceResult expected = testing::brute_force(problem);
     const std::vector<double> expected_c = testing::brute_force_c(problem);
 
-    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{});
+    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{0, 0, small_search_nodes});
+    if (small_search_nodes > 0) {
+      EXPECT_EQ(got.small_searches, got.solves);  // small enough for it every time
+    }
     SCOPED_TRACE("instance " + std::to_string(instance));
     ASSERT_TRUE(packing_feasible(problem, got.pf.choice));
     EXPECT_TRUE(got.pf.proven_optimal);
@@ -103,6 +107,34 @@ TEST(SolverBruteForce, BranchAndBoundLpSearchMatchesExhaustiveSearch) {
 TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) {
   CbcSolver solver;
   check_against_brute_force(solver);
+}
+
+// Every solve by depth-first search alone (its node cap never reached on these instances): the solver
+// passed is never called.
+TEST(SolverBruteForce, SmallSearchMatchesExhaustiveSearch) {
+  CbcSolver solver;
+  check_against_brute_force(solver, 1'000'000);
+}
+
+TEST(SolverBruteForce, SmallSearchGivesUpAtItsNodeCapAndTheSolverFinishes) {
+  // 6 bidders with 6 one-GPU rows each over 6 GPUs: more than 4 nodes to prove anything.
+  PackingProblem problem;
+  problem.item_count = 6;
+  for (int b = 0; b < 6; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    for (int g = 0; g < 6; ++g) bidder.rows.push_back({g, 1.0 + 0.01 * ((b * 7 + g * 3) % 11), {g}});
+    problem.bidders.push_back(bidder);
+  }
+  EXPECT_FALSE(small_search(problem, -1, PackingChoice(6, -1), 4).has_value());
+  const auto full = small_search(problem, -1, PackingChoice(6, -1), 1'000'000);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_TRUE(full->proven_optimal);
+  CbcSolver solver;
+  const PartialAllocation capped = partial_allocation(problem, solver, AuctionLimits{0, 0, 4});
+  EXPECT_LT(capped.small_searches, capped.solves);  // the PF solve went to CBC (some solves without one
+                                                   // bidder start from an optimal packing and finish at once)
+  EXPECT_NEAR(capped.pf.value, full->value, 1e-9);
+  EXPECT_TRUE(packing_feasible(problem, full->choice));
 }
 
 TEST(SolverBruteForce, ShapeMatchesExhaustiveSearch) {

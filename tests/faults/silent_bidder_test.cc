@@ -58,6 +58,7 @@ class SilentBidder : public ::testing::Test {
            sql("SELECT group_concat(app_id || '_' || job || ' ' || state || ' attempt ' || attempt, ', ') FROM jobs") +
            "\nleases: " +
            sql("SELECT group_concat(gpu || '->' || app_id || ' ' || state, ', ') FROM leases WHERE state = 'active'") +
+           "\nrounds:\n" + sql("SELECT group_concat(id || ' ' || outcome, char(10)) FROM rounds") +
            "\n" + read_text(cluster_->coordinator_log());
   }
   // Rounds after `round` that offered GPUs to `app` and got no bid from it: (count, mean seconds from
@@ -86,7 +87,9 @@ class SilentBidder : public ::testing::Test {
 // Quiet's launcher is stopped while its job runs; busy (two jobs) takes the free GPU and, once quiet's lease
 // expires without a bid, quiet's GPU too. Returns quiet's launcher log after SIGCONT and its exit.
 void SilentBidder::silence_then_continue(std::string& quiet, std::string& quiet_log) {
-  quiet = submit("quiet", "\"0.05\"", 20000);
+  // Quiet's job must outlive its 3 s lease plus the 1 s the round waits for its bid (about 11 s of work
+  // on an idle machine): a job that ends first is never stopped, and there is nothing to resume.
+  quiet = submit("quiet", "\"0.05\"", 40000);
   Process quiet_launcher = launcher(quiet);
   // RUNNING is set at launch; the launcher logs "started" once rank 0 trains. Stopped before that, under
   // load the worker can still be loading LibTorch when its lease ends: it stops with nothing to
@@ -97,8 +100,11 @@ void SilentBidder::silence_then_continue(std::string& quiet, std::string& quiet_
   const std::string round_at_stop = sql("SELECT coalesce(max(id), 0) FROM rounds");
   quiet_launcher.signal(SIGSTOP);
 
-  // The other app has four jobs of one GPU: one GPU is free, the other is the silent app's.
-  const std::string busy = submit("busy", "\"0.05\", \"0.1\", \"0.2\", \"0.4\"", 4000);
+  // The other app has four jobs of one GPU: one GPU is free, the other is the silent app's. Each job runs
+  // about 2 s on an idle machine, so when quiet's 3 s lease ends busy still has jobs waiting and wants
+  // quiet's GPU. (With 1 s jobs busy was down to its last job by then; that job took the GPU its previous
+  // job had just freed, and quiet's GPU went back to quiet as leftover: no stop, nothing to resume.)
+  const std::string busy = submit("busy", "\"0.05\", \"0.1\", \"0.2\", \"0.4\"", 8000);
   Process busy_launcher = launcher(busy);
   // Quiet's lease expires within 3 s while busy still has jobs waiting: that round offers quiet GPUs.
   cluster_->wait_for([&] { return unanswered_rounds(quiet, round_at_stop).first >= 1 || host_lost(); },
@@ -147,7 +153,7 @@ TEST_F(SilentBidder, SilentAppResumesItsPreemptedJobAfterSigcont) {
   std::string quiet, quiet_log;
   silence_then_continue(quiet, quiet_log);
   if (IsSkipped() || HasFatalFailure()) return;
-  EXPECT_NE(quiet_log.find("completed at iteration 20000"), std::string::npos) << "launcher log:\n" << quiet_log;
+  EXPECT_NE(quiet_log.find("completed at iteration 40000"), std::string::npos) << "launcher log:\n" << quiet_log;
   // Its job lost its GPU while the launcher was silent (the lease expired without a bid): stopped with a
   // checkpoint, resumed from it on a later attempt.
   EXPECT_GE(std::stoi(sql("SELECT attempt FROM jobs WHERE app_id = " + quiet)), 2) << diagnostics();

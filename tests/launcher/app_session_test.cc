@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -119,6 +120,34 @@ TEST(AppSession, ACleanExitOfAStopTheCoordinatorOrderedIsAPreemptionEvenWithoutR
   EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
   EXPECT_EQ(session.agent().job(0).preemptions, 1);
   EXPECT_FALSE(session.status(3).finished);
+}
+
+TEST(AppSession, AnOrderedStopThatKillsRanksStillLoadingIsAPreemptionNotAFailure) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  session.on_leases({0, 1}, 1);
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  // The lease ended while both ranks were still starting: the stop's SIGTERM killed them before their
+  // checkpoint handler was installed, and rank 0 never reported.
+  session.on_rank_exit(0, 1, 0, 0, SIGTERM, true, 2);
+  session.on_rank_exit(0, 1, 1, 0, SIGTERM, true, 2);
+  EXPECT_EQ(session.agent().job(0).state, JobState::kWaiting);
+  EXPECT_EQ(session.agent().job(0).preemptions, 1);
+  EXPECT_EQ(session.agent().job(0).failures, 0);
+  const auto notes = session.take_notes();
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes.back(), "job 0 attempt 1 stopped by the coordinator (rank 0 sent no exit status) at iteration 0");
+}
+
+TEST(AppSession, ARankKilledAfterOutlivingAnOrderedStopIsStillAFailure) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  session.on_leases({0, 1}, 1);
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  session.on_rank_exit(0, 1, 0, 0, SIGTERM, true, 2);
+  session.on_rank_exit(0, 1, 1, 0, SIGKILL, true, 2);  // ignored SIGTERM: killed at the end of its grace
+  EXPECT_EQ(session.agent().job(0).failures, 1);
+  EXPECT_EQ(session.agent().job(0).preemptions, 0);
 }
 
 // A restarted launcher resumes successive halving from its predecessor's saved state: the phase,

@@ -60,13 +60,15 @@ TEST(AuctionExamples, TwoBiddersHandComputedPayment) {
   //                  A gets {0,1}, B gets {2,3}; objective = log 2.5.
   // c_A = [1/ρ_B at PF] / [1/ρ_B without A] = (1/0.4) / (1/0.4) = 1.
   // c_B = [1/ρ_A at PF] / [1/ρ_A without B] = (1/1) / (1/0.5) = 0.5.
-  // B keeps ⌊0.5·2 + ½⌋ = 1 of its 2 GPUs; the other is leftover and goes to C, which did not bid.
+  // `nearest` rounding: B keeps ⌊0.5·2 + ½⌋ = 1 of its 2 GPUs; the other is leftover and goes to C, which
+  // did not bid. (The default, `time-share`, is the next test.)
   const Cluster cluster = one_machine();
   HandApp a(1, 2.0, 4, Bid{1, 2.0, {{{0, 1}, 1.0}, {{0, 1, 2, 3}, 0.5}}});
   HandApp b(2, 1.0, 2, Bid{2, 1.0, {{{2, 3}, 0.4}}});
   HandApp c(3, 0.5, 1, Bid{3, 0.5, {}});
   ThemisSettings settings;
   settings.f = FilterFraction(1, 3);  // ⌈(2/3)·3⌉ = 2 bidders: A and B (worst ρ)
+  settings.rounding = RoundingRule::kNearest;
   ThemisPolicy policy(settings);
   RoundInput input{&cluster, 1, 0, {0, 1, 2, 3}, {}, {&a, &b, &c}};
   Rng rng(1);
@@ -89,6 +91,30 @@ TEST(AuctionExamples, TwoBiddersHandComputedPayment) {
   EXPECT_EQ(out.grants[2].app, 3);
   EXPECT_EQ(out.grants[2].kind, GrantKind::kLeftover);
   EXPECT_EQ(out.grants[2].gpus.size(), 1u);
+  EXPECT_TRUE(out.idle.empty());
+}
+
+TEST(AuctionExamples, TwoBiddersPaymentInTimeUnderTheDefaultRounding) {
+  // The same auction with the default `time-share` rounding: B pays c_B = 0.5 in time, not in GPUs. It
+  // keeps both of its GPUs for half the lease; A keeps {0,1} for the whole lease; nothing is left over.
+  const Cluster cluster = one_machine();
+  HandApp a(1, 2.0, 4, Bid{1, 2.0, {{{0, 1}, 1.0}, {{0, 1, 2, 3}, 0.5}}});
+  HandApp b(2, 1.0, 2, Bid{2, 1.0, {{{2, 3}, 0.4}}});
+  HandApp c(3, 0.5, 1, Bid{3, 0.5, {}});
+  ThemisSettings settings;
+  settings.f = FilterFraction(1, 3);
+  ASSERT_EQ(settings.rounding, RoundingRule::kTimeShare);
+  ThemisPolicy policy(settings);
+  RoundInput input{&cluster, 1, 0, {0, 1, 2, 3}, {}, {&a, &b, &c}};
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_EQ(out.grants.size(), 2u);
+  EXPECT_EQ(out.grants[0].app, 1);
+  EXPECT_EQ(out.grants[0].gpus, (std::vector<GpuIndex>{0, 1}));
+  EXPECT_DOUBLE_EQ(out.grants[0].lease_fraction, 1.0);
+  EXPECT_EQ(out.grants[1].app, 2);
+  EXPECT_EQ(out.grants[1].gpus, (std::vector<GpuIndex>{2, 3}));
+  EXPECT_NEAR(out.grants[1].lease_fraction, 0.5, 1e-12);
   EXPECT_TRUE(out.idle.empty());
 }
 

@@ -238,6 +238,31 @@ TEST_F(RoundPlannerTest, APolicyGrantingAGpuItWasNotOfferedIsAnError) {
   EXPECT_THROW(plan_round(s, stranger, rng), std::logic_error);
 }
 
+// App 1's lease on GPU 0 ended before the offers went out (t = 100); app 2's lease on GPU 4 ended at t = 100.5,
+// while the bids were awaited. The round, run at t = 101, deals GPU 0 only: GPU 4 stays app 2's (its job
+// runs on), not free, not expired, and not offered to an auction app 2 bid in without it.
+TEST_F(RoundPlannerTest, ALeaseEndingWhileTheBidsAreAwaitedIsTheNextRounds) {
+  ScriptedApp one(1, 2.0, 1), two(2, 1.5, 1);
+  auto s = snapshot(101);
+  s.offers_sent_at = 100;
+  s.leases.push_back({0, 1, 0, 1, 0, 99.5, JobPlacement::kByApp});
+  s.leases.push_back({4, 2, 0, 1, 0, 100.5, JobPlacement::kByApp});
+  s.apps.push_back(app_placing_its_jobs(1, &one));
+  s.apps.push_back(app_placing_its_jobs(2, &two));
+  const RoundFrame frame = open_round(s);
+  EXPECT_EQ(frame.offered, (std::vector<GpuIndex>{0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  ASSERT_EQ(frame.expiring.size(), 1u);
+  EXPECT_EQ(frame.expiring[0].gpu, 0);
+  ASSERT_EQ(frame.input.leases.size(), 1u);
+  EXPECT_EQ(frame.input.leases[0].gpu, 4);
+  const RoundPlan plan = settle_round(s, frame, {});
+  EXPECT_EQ(plan.lost, (std::vector<std::pair<AppId, GpuIndex>>{{1, 0}}));
+
+  // The same snapshot opened fresh at t = 101 (no offer out yet) ends both leases.
+  s.offers_sent_at.reset();
+  EXPECT_EQ(open_round(s).expiring.size(), 2u);
+}
+
 TEST_F(RoundPlannerTest, NothingFreeOrNobodyWantingMeansNoRound) {
   ScriptedApp satisfied(1, 1.0, 0);
   auto s = snapshot(0);

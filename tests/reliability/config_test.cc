@@ -79,6 +79,14 @@ TEST_F(ReliabilityConfig, RejectInfeasibleDefaultsToTrueAndIsABoolean) {
       << error_of("[coordinator]\nreject_infeasible = \"no\"\n");
 }
 
+TEST_F(ReliabilityConfig, RoundingDefaultsToTimeShareAsInTheSimulatorAndIsARule) {
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nseed = 3\n")).rounding, "time-share");
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nrounding = \"nearest\"\n")).rounding, "nearest");
+  EXPECT_NE(error_of("[coordinator]\nrounding = \"floor\"\n").find(":2:12: coordinator.rounding: must be one of nearest, lottery, time-share"),
+            std::string::npos)
+      << error_of("[coordinator]\nrounding = \"floor\"\n");
+}
+
 TEST_F(ReliabilityConfig, GangReservationDefaultsToOnAsInTheSimulatorAndIsABoolean) {
   EXPECT_TRUE(load_coordinator_config(write("[coordinator]\nseed = 3\n")).gang_reservation);
   EXPECT_FALSE(load_coordinator_config(write("[coordinator]\ngang_reservation = false\n")).gang_reservation);

@@ -76,6 +76,23 @@ TEST(Lie, TheLiarIsChosenByNameIndexOrAtRandomAmongGangApps) {
   EXPECT_THROW(choose_liar(apps, "nobody", 1), std::invalid_argument);
 }
 
+TEST(Lie, EffectRanksTheLiarsChangeAmongTheTruthfulApps) {
+  // Truthful run: every app 100 s. Lying run: the liar 90 s (-10%); truthful apps -20%, -5%, +0%, +30%.
+  const std::map<AppId, Seconds> first = {{0, 100}, {1, 100}, {2, 100}, {3, 100}, {4, 100}};
+  std::vector<AppResult> apps(5);
+  const Seconds jct[] = {90, 80, 95, 100, 130};
+  for (int i = 0; i < 5; ++i) {
+    apps[static_cast<std::size_t>(i)].id = i;
+    apps[static_cast<std::size_t>(i)].jct = jct[i];
+  }
+  const LieEffect e = lie_effect(apps, 0, first);
+  EXPECT_DOUBLE_EQ(e.others_gained_more, 0.25);       // only app 1 fell by more than 10%
+  EXPECT_NEAR(e.others_median_abs_change, 0.2, 1e-12);  // |changes| 0.2, 0.05, 0, 0.3: the upper median
+
+  EXPECT_EQ(lie_effect(apps, 7, first).others_gained_more, -1);  // no liar among the apps
+  EXPECT_EQ(lie_effect(apps, 0, {}).others_gained_more, -1);     // nothing to compare with
+}
+
 TEST(EstimateError, StaysWithinTheBoundAndVariesByApp) {
   const Cluster cluster(truth_telling_cluster());
   const AppSpec spec = truth_telling_workload()[0];

@@ -21,11 +21,13 @@ struct PolicySettings {
   double filter_f = 0.8;              // Themis: at most the worst ⌈(1−f)·N⌉ apps bid
   std::string filter = "fixed";       // Themis: "fixed" (all of them) | "offer-bounded" (as many as can use the offer)
   Seconds lease = 600;                // Themis: lease length
-  std::string rounding = "nearest";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
+  std::string rounding = "time-share";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
   bool gang_reservation = true;       // Themis: ThemisSettings::gang_reservation
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
+  // Themis: each solve first tries depth-first search up to this many nodes (ThemisSettings::small_search_nodes).
+  long long small_search_nodes = 20000;
   // Themis' wall-clock budget for one auction (all its solves); <= 0: none. The coordinator sets one
   // (its auction runs off the loop); themis-sim does not, so its runs are reproducible.
   double solver_seconds = 0;
