@@ -2,6 +2,7 @@
 #include "worker/api.h"
 
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <type_traits>
 
 #include "checkpoint/checkpoint_file.h"
 #include "checkpoint/checkpoint_store.h"
@@ -27,6 +30,20 @@ extern "C" void on_stop_signal(int) { g_stop_requested = 1; }
 
 bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1";
+}
+
+// LibTorch 2 made Gloo and NCCL c10d::Backend subclasses; 1.13 (Debian's) has them derive from
+// c10d::ProcessGroup. Both bases offer the collectives used here with the same signatures.
+using Collectives = std::conditional_t<std::is_base_of_v<c10d::Backend, c10d::ProcessGroupGloo>, c10d::Backend,
+                                       c10d::ProcessGroup>;
+
+torch::TensorOptions on(torch::Device device, torch::ScalarType type) {
+  return torch::TensorOptions().dtype(type).device(device);
+}
+
+// The device a module's (or optimizer's) tensors are on: where a checkpoint of it is loaded.
+torch::Device device_of(const std::vector<at::Tensor>& tensors) {
+  return tensors.empty() ? torch::Device(torch::kCPU) : tensors.front().device();
 }
 
 }  // namespace
@@ -55,7 +72,7 @@ int exit_code(RunStatus status) {
 
 struct Session::ProcessGroup {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;
+  c10::intrusive_ptr<Collectives> group;
 };
 
 Session::Session(WorkerEnv env, SessionOptions options) : env_(std::move(env)) {
@@ -88,6 +105,12 @@ Session::Session(WorkerEnv env, SessionOptions options) : env_(std::move(env)) {
     group_->store->setTimeout(env_.rendezvous_timeout);
     if (env_.backend == "nccl") {
 #if defined(THEMIS_WORKER_WITH_NCCL)
+      if (!torch::cuda::is_available()) {
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        throw ConfigError(std::string("THEMIS_DIST_BACKEND=nccl, but no CUDA device is usable (CUDA_VISIBLE_DEVICES=") +
+                          (visible ? visible : "unset") + ")");
+      }
+      device_ = torch::Device(torch::kCUDA, 0);
       auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
       nccl_options->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(env_.comm_timeout);
       group_->group = c10::make_intrusive<c10d::ProcessGroupNCCL>(group_->store, env_.rank, env_.world_size,
@@ -180,7 +203,7 @@ void Session::average_gradients(torch::nn::Module& module) {
 bool Session::agree_to_stop() {
   bool stop = false;
   run_collective("stop agreement", [&] {
-    std::vector<at::Tensor> flag{torch::full({1}, g_stop_requested != 0 ? 1 : 0, torch::kInt32)};
+    std::vector<at::Tensor> flag{torch::full({1}, g_stop_requested != 0 ? 1 : 0, on(device_, torch::kInt32))};
     c10d::AllreduceOptions max;
     max.reduceOp = c10d::ReduceOp::MAX;
     group_->group->allreduce(flag, max)->wait();
@@ -191,7 +214,7 @@ bool Session::agree_to_stop() {
 
 void Session::broadcast_bytes(std::string& bytes) {
   run_collective("checkpoint broadcast", [&] {
-    std::vector<at::Tensor> size{torch::full({1}, static_cast<std::int64_t>(bytes.size()), torch::kInt64)};
+    std::vector<at::Tensor> size{torch::full({1}, static_cast<std::int64_t>(bytes.size()), on(device_, torch::kInt64))};
     group_->group->broadcast(size)->wait();
     const std::int64_t n = size[0].item<std::int64_t>();
     if (n == 0) {
@@ -199,9 +222,12 @@ void Session::broadcast_bytes(std::string& bytes) {
       return;
     }
     bytes.resize(static_cast<std::size_t>(n));
-    // The tensor aliases the string's buffer: rank 0 sends it, the others receive into it.
-    std::vector<at::Tensor> data{torch::from_blob(bytes.data(), {n}, torch::kUInt8)};
+    // The host tensor aliases the string's buffer: rank 0 sends it, the others receive into it (through a
+    // copy on the device under NCCL, which moves device memory only).
+    const at::Tensor host = torch::from_blob(bytes.data(), {n}, torch::kUInt8);
+    std::vector<at::Tensor> data{device_.is_cpu() ? host : host.to(device_)};
     group_->group->broadcast(data)->wait();
+    if (!device_.is_cpu()) host.copy_(data[0]);
   });
 }
 
@@ -234,7 +260,7 @@ bool Session::save(const checkpoint::Checkpoint& c) {
     }
   }
   run_collective("checkpoint acknowledgement", [&] {
-    std::vector<at::Tensor> flag{torch::full({1}, ok, torch::kInt32)};
+    std::vector<at::Tensor> flag{torch::full({1}, ok, on(device_, torch::kInt32))};
     group_->group->broadcast(flag)->wait();
     ok = flag[0].item<std::int32_t>();
   });
@@ -252,7 +278,7 @@ std::string serialize_module(torch::nn::Module& module) {
 void deserialize_module(torch::nn::Module& module, const std::string& bytes) {
   std::istringstream in(bytes);
   torch::serialize::InputArchive archive;
-  archive.load_from(in);
+  archive.load_from(in, device_of(module.parameters()));
   module.load(archive);
 }
 
@@ -267,14 +293,15 @@ std::string serialize_optimizer(torch::optim::Optimizer& optimizer) {
 void deserialize_optimizer(torch::optim::Optimizer& optimizer, const std::string& bytes) {
   std::istringstream in(bytes);
   torch::serialize::InputArchive archive;
-  archive.load_from(in);
+  const auto& groups = optimizer.param_groups();
+  archive.load_from(in, groups.empty() ? torch::Device(torch::kCPU) : device_of(groups.front().params()));
   optimizer.load(archive);
 }
 
 std::string parameter_digest(torch::nn::Module& module) {
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64-bit
   for (const auto& p : module.parameters()) {
-    const at::Tensor t = p.detach().contiguous();
+    const at::Tensor t = p.detach().to(torch::kCPU).contiguous();
     const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
     const auto n = static_cast<std::size_t>(t.numel()) * t.element_size();
     for (std::size_t i = 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ULL;

@@ -49,8 +49,8 @@ struct SessionOptions {
   bool handle_sigterm = true;  // SIGTERM (and SIGINT) set the local stop request; nothing else
 };
 
-// One rank's membership in the job: the c10d Gloo process group plus checkpoint store and reporter.
-// Every method marked "collective" must be called by all ranks in the same order.
+// One rank's membership in the job: the c10d process group (Gloo, or NCCL) plus checkpoint store and
+// reporter. Every method marked "collective" must be called by all ranks in the same order.
 class Session {
  public:
   explicit Session(WorkerEnv env, SessionOptions options = {});
@@ -62,6 +62,9 @@ class Session {
   int world_size() const { return env_.world_size; }
   const WorkerEnv& env() const { return env_; }
   Reporter& reporter() { return *reporter_; }
+  // Where this rank's model, batches and collectives live: under NCCL the first CUDA device the process
+  // sees (the nodelet sets CUDA_VISIBLE_DEVICES to the rank's GPU), under Gloo the CPU.
+  torch::Device device() const { return device_; }
 
   // Collective: every rank gets rank 0's parameters and buffers.
   void broadcast_parameters(torch::nn::Module& module);
@@ -87,6 +90,7 @@ class Session {
   void run_collective(const char* what, const std::function<void()>& body);
 
   WorkerEnv env_;
+  torch::Device device_{torch::kCPU};
   std::unique_ptr<Reporter> reporter_;
   std::unique_ptr<checkpoint::CheckpointStore> store_;
   struct ProcessGroup;
@@ -127,7 +131,8 @@ struct RunResult {
 // average, apply, report; checkpoint every N, on stop and at the end. Reports an "exit" event.
 RunResult run_training(Session& session, Trainable& trainable, const RunOptions& options);
 
-// Helpers for Trainable implementations.
+// Helpers for Trainable implementations. Loading places the tensors on the device the module's (or the
+// optimizer's) parameters are on, so a checkpoint written on a GPU resumes on a CPU and the reverse.
 std::string serialize_module(torch::nn::Module& module);
 void deserialize_module(torch::nn::Module& module, const std::string& bytes);
 std::string serialize_optimizer(torch::optim::Optimizer& optimizer);

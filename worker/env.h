@@ -13,7 +13,7 @@
 //   THEMIS_REPORT_ENDPOINT                ZeroMQ endpoint of the launcher's PULL socket; unset: stdout
 //   THEMIS_COMM_TIMEOUT_S                 a collective stuck this long fails the job       default 60
 //   THEMIS_RENDEZVOUS_TIMEOUT_S           waiting for all ranks to join                   default 300
-//   THEMIS_DIST_BACKEND                   gloo | nccl (nccl needs a LibTorch built with CUDA) default gloo
+//   THEMIS_DIST_BACKEND                   gloo (CPU) | nccl (cuda:0, needs a CUDA LibTorch) default gloo
 //   GLOO_SOCKET_IFNAME                    network interface for Gloo (multi-host)
 #include <chrono>
 #include <functional>

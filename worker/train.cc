@@ -67,10 +67,15 @@ std::pair<torch::Tensor, torch::Tensor> make_dataset(const TrainOptions& o) {
 
 // Epoch-shuffled sampling of the global batch (batch_size x world size); rank r takes slice r.
 // The position (epoch, cursor) is the whole data state, so rank 0's checkpoint resumes every rank.
+// Data and model are made on the CPU from the seeds, then moved to the session's device, so a run on a
+// GPU starts from the same weights and data as one on the CPU.
 class Trainer final : public Trainable {
  public:
-  Trainer(const TrainOptions& o, int rank, int world_size) : options_(o), rank_(rank), world_(world_size) {
+  Trainer(const TrainOptions& o, int rank, int world_size, torch::Device device)
+      : options_(o), rank_(rank), world_(world_size), device_(device) {
     std::tie(inputs_, labels_) = make_dataset(o);
+    inputs_ = inputs_.to(device_);
+    labels_ = labels_.to(device_);
     if (o.batch_size * world_size > o.dataset_size) {
       throw std::invalid_argument("batch_size x world size (" + std::to_string(o.batch_size * world_size) +
                                   ") exceeds dataset_size (" + std::to_string(o.dataset_size) + ")");
@@ -84,6 +89,7 @@ class Trainer final : public Trainable {
       cnn_ = Cnn();
       module_ = cnn_.ptr();
     }
+    module_->to(device_);
     optimizer_ = std::make_unique<torch::optim::SGD>(
         module_->parameters(), torch::optim::SGDOptions(o.lr).momentum(o.momentum));
     shuffle();
@@ -99,7 +105,7 @@ class Trainer final : public Trainable {
       shuffle();
     }
     const auto begin = cursor_ + options_.batch_size * rank_;
-    const auto index = order_.slice(0, begin, begin + options_.batch_size);
+    const auto index = order_.slice(0, begin, begin + options_.batch_size).to(device_);
     cursor_ += global;
     optimizer_->zero_grad();
     const auto x = inputs_.index_select(0, index);
@@ -149,6 +155,7 @@ class Trainer final : public Trainable {
   TrainOptions options_;
   int rank_;
   int world_;
+  torch::Device device_;
   torch::Tensor inputs_, labels_, order_;
   Mlp mlp_{nullptr};
   Cnn cnn_{nullptr};
@@ -189,7 +196,7 @@ int train_main(int argc, char** argv) {
   }
   std::unique_ptr<Trainer> trainer;
   try {
-    trainer = std::make_unique<Trainer>(options, env.rank, env.world_size);
+    trainer = std::make_unique<Trainer>(options, env.rank, env.world_size, session->device());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "themis-train: %s\n", e.what());
     return kExitUsage;

@@ -67,7 +67,7 @@ std::map<std::string, std::string> TrainOptions::as_metadata() const {
 TrainOptions parse_train_options(int argc, const char* const* argv, const std::optional<std::string>& hparams_json) {
   TrainOptions o;
   if (hparams_json && !hparams_json->empty()) apply_hparams(o, *hparams_json);
-  CLI::App app{"themis-train: synchronous data-parallel SGD over c10d Gloo (environment: docs/worker.md)"};
+  CLI::App app{"themis-train: synchronous data-parallel SGD over c10d Gloo or NCCL (environment: docs/worker.md)"};
   app.add_option("--model", o.model, "mlp or cnn")->capture_default_str();
   app.add_option("--lr", o.lr, "learning rate")->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
