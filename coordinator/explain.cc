@@ -119,8 +119,9 @@ std::optional<std::int64_t> reserved_app(const json& outcome) {
 
 // Why the round held its free GPUs, as the policy said; empty when it held none.
 std::string reservation_reason(const json& outcome) {
-  if (!reserved_app(outcome)) return "";
-  return outcome["reservation"].value("reason", "reserved for app " + std::to_string(*reserved_app(outcome)));
+  const auto app = reserved_app(outcome);
+  if (!app) return "";
+  return outcome["reservation"].value("reason", "reserved for app " + std::to_string(*app));
 }
 
 std::string leftover_sentence(const json& outcome) {

@@ -2,13 +2,32 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/small_search.h"
 
 namespace themis::arbiter {
+namespace {
+
+// One solve: the exact small search first (small_search.h), from the better of a greedy packing and
+// `known` (a feasible packing without `excluded`, or null); the solver when the search gives up.
+PackingSolution solve(const PackingProblem& problem, int excluded, const PackingChoice* known, WinnerSolver& solver,
+                      const SolveLimits& limits, const SolveHints& hints, std::int64_t small_search_nodes,
+                      PartialAllocation& out) {
+  ++out.solves;
+  if (small_search_nodes > 0) {
+    PackingChoice start = greedy_packing(problem, excluded);
+    if (known && packing_value(problem, *known) > packing_value(problem, start)) start = *known;
+    if (auto small = small_search(problem, excluded, start, small_search_nodes)) {
+      ++out.small_searches;
+      return std::move(*small);
+    }
+  }
+  return solver.solve(problem, excluded, limits, hints);
+}
+
+}  // namespace
 
 PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver& solver,
                                      const AuctionLimits& limits) {
@@ -19,15 +38,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
 
   std::vector<double> prices;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
-  std::optional<PackingSolution> small_pf;
-  if (limits.small_search_nodes > 0) small_pf = small_search(problem, -1, greedy_packing(problem, -1), limits.small_search_nodes);
-  if (small_pf) {
-    out.pf = std::move(*small_pf);
-    ++out.small_searches;
-  } else {
-    out.pf = solver.solve(problem, -1, first, SolveHints{nullptr, &prices});
-  }
-  out.solves = 1;
+  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices}, limits.small_search_nodes, out);
   out.gap = out.pf.gap();
   out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
@@ -61,16 +72,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     SolveLimits each{0, limits.max_nodes_per_solve};
     if (deadline.enabled())
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
-    std::optional<PackingSolution> small;
-    if (limits.small_search_nodes > 0) {
-      PackingChoice start = greedy_packing(problem, static_cast<int>(i));
-      if (packing_value(problem, without_i) > packing_value(problem, start)) start = without_i;
-      small = small_search(problem, static_cast<int>(i), start, limits.small_search_nodes);
-    }
-    if (small) ++out.small_searches;
-    const PackingSolution solved =
-        small ? std::move(*small) : solver.solve(problem, static_cast<int>(i), each, SolveHints{&without_i, &prices});
-    ++out.solves;
+    const PackingSolution solved = solve(problem, static_cast<int>(i), &without_i, solver, each,
+                                         SolveHints{&without_i, &prices}, limits.small_search_nodes, out);
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own

@@ -1,7 +1,7 @@
 #include "policy/arbiter/small_search.h"
 
 #include <algorithm>
-#include <numeric>
+#include <cstdint>
 #include <vector>
 
 #include "policy/arbiter/winner_solver.h"
@@ -29,11 +29,111 @@ class Search {
     suffix_.assign(order_.size() + 1, 0.0);
     for (std::size_t k = order_.size(); k-- > 0;)
       suffix_[k] = suffix_[k + 1] + gain(static_cast<std::size_t>(order_[k].index), order_[k].rows.front());
+    key_units();
   }
 
   bool run() {
     descend(0, 0.0);
     return nodes_ <= max_nodes_;
+  }
+
+  // When the depth-first search gives up: the same problem by layers, one bidder at a time, keeping for
+  // each set of taken GPUs only the best value, so the permutations of equivalent bundles among earlier
+  // bidders, which make the depth-first search slow, collapse into one state. A state that cannot beat
+  // the incumbent even if every later bidder got its best row is dropped. Exact; gives up past
+  // `max_states` states.
+  bool run_layers(std::int64_t max_states) {
+    if (!keyed_) return false;
+    // The states of the layer being built, by key: open addressing over at least twice the budget, so
+    // probes stay short; an entry belongs to this layer when its stamp is this layer's mark.
+    thread_local std::vector<std::uint64_t> table_key;
+    thread_local std::vector<std::uint32_t> table_stamp;
+    thread_local std::vector<int> table_slot;
+    thread_local std::uint32_t mark = 0;
+    int shift = 64;
+    while ((std::int64_t{1} << (64 - shift)) < 2 * max_states + 2) --shift;
+    const std::size_t size = std::size_t{1} << (64 - shift);
+    if (table_key.size() < size) {
+      table_key.assign(size, 0);
+      table_stamp.assign(size, 0);
+      table_slot.assign(size, 0);
+      mark = 0;
+    }
+    const std::size_t mask = size - 1;
+    auto entry = [&](std::uint64_t key) {
+      std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift);
+      while (table_stamp[h] == mark && table_key[h] != key) h = (h + 1) & mask;
+      return h;
+    };
+    struct State {
+      std::uint64_t key;
+      double value;
+      int parent;  // index in the previous layer
+      int row;     // row taken by this layer's bidder, -1: none
+    };
+    std::vector<std::vector<State>> layers(order_.size() + 1);
+    layers[0].push_back({0, 0.0, -1, -1});
+    double incumbent = best_value_;
+    std::size_t best_layer = 0;  // where the best state beyond the start is, if any (0: none)
+    int best_state = -1;
+    std::int64_t states = 1;
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      auto& next = layers[k + 1];
+      if (++mark == 0) {  // wrapped: forget every old mark
+        std::fill(table_stamp.begin(), table_stamp.end(), 0);
+        mark = 1;
+      }
+      const auto bi = static_cast<std::size_t>(order_[k].index);
+      // Earlier layers never change, so a state's chain of parents stays valid; a state is only replaced
+      // by a better one for the same taken GPUs.
+      auto offer = [&](std::uint64_t key, double value, int parent, int row) {
+        if (value + suffix_[k + 1] <= incumbent + kImprovementTolerance && value <= incumbent + kImprovementTolerance) return;
+        const std::size_t h = entry(key);
+        int at;
+        if (table_stamp[h] != mark) {
+          table_stamp[h] = mark;
+          table_key[h] = key;
+          at = table_slot[h] = static_cast<int>(next.size());
+          next.push_back({key, value, parent, row});
+          ++states;
+        } else if (value > next[static_cast<std::size_t>(table_slot[h])].value + kImprovementTolerance) {
+          at = table_slot[h];
+          next[static_cast<std::size_t>(at)] = {key, value, parent, row};
+        } else {
+          return;
+        }
+        if (value > incumbent + kImprovementTolerance) {
+          incumbent = value;
+          best_layer = k + 1;
+          best_state = at;
+        }
+      };
+      for (std::size_t s = 0; s < layers[k].size(); ++s) {
+        const State state = layers[k][s];
+        if (state.value + suffix_[k] <= incumbent + kImprovementTolerance) continue;
+        offer(state.key, state.value, static_cast<int>(s), -1);
+        for (int r : order_[k].rows) {
+          const PackingRow& row = problem_.bidders[bi].rows[static_cast<std::size_t>(r)];
+          if (!fits_key(state.key, row)) continue;
+          std::uint64_t key = state.key;
+          for (int item : row.items) key += unit_[static_cast<std::size_t>(item)];
+          offer(key, state.value + row.gain, static_cast<int>(s), r);
+          if (states > max_states) return false;  // also keeps the table at most half full
+        }
+        if (states > max_states) return false;
+      }
+    }
+    nodes_ += states;
+    if (best_state < 0) return true;  // nothing beats the start
+    best_value_ = incumbent;
+    std::fill(best_.begin(), best_.end(), -1);  // bidders after best_layer take nothing
+    int at = best_state;
+    for (std::size_t k = best_layer; k-- > 0;) {
+      const State& state = layers[k + 1][static_cast<std::size_t>(at)];
+      best_[static_cast<std::size_t>(order_[k].index)] = state.row;
+      at = state.parent;
+    }
+    return true;
   }
   const PackingChoice& best() const { return best_; }
   double best_value() const { return best_value_; }
@@ -46,6 +146,35 @@ class Search {
   };
 
   double gain(std::size_t bidder, int row) const { return problem_.bidders[bidder].rows[static_cast<std::size_t>(row)].gain; }
+
+  // What is taken, as one number (run_layers' key): each item's used count in its own bit field. Bidders
+  // are searched in a fixed order, so bidders k.. face the same problem whenever the same units are taken
+  // before them. Not keyed when the counts need more than 64 bits.
+  void key_units() {
+    int bits = 0;
+    for (int i = 0; i < problem_.item_count; ++i) {
+      int width = 1;
+      while ((1 << width) <= problem_.capacity(i)) ++width;
+      unit_.push_back(bits + width <= 64 ? std::uint64_t{1} << bits : 0);
+      field_mask_.push_back((std::uint64_t{1} << width) - 1);
+      bits += width;
+    }
+    keyed_ = bits <= 64;
+  }
+
+  // Whether `row` fits beside the taken counts packed in `key` (key_units).
+  bool fits_key(std::uint64_t key, const PackingRow& row) const {
+    for (std::size_t k = 0; k < row.items.size();) {
+      std::size_t end = k;
+      while (end < row.items.size() && row.items[end] == row.items[k]) ++end;
+      const std::uint64_t unit = unit_[static_cast<std::size_t>(row.items[k])];
+      const std::uint64_t used = (key / unit) & field_mask_[static_cast<std::size_t>(row.items[k])];
+      if (static_cast<int>(used) + static_cast<int>(end - k) > problem_.capacity(row.items[k])) return false;
+      k = end;
+    }
+    return true;
+  }
+
 
   bool take(const PackingRow& row) {
     std::size_t k = 0;
@@ -111,6 +240,9 @@ class Search {
   const std::int64_t max_nodes_;
   std::vector<Bidder> order_;
   std::vector<double> suffix_;  // Σ best gain of order_[k..]
+  std::vector<std::uint64_t> unit_;        // per item: 1 in its count's bit field
+  bool keyed_ = false;                     // whether the counts fit in 64 bits
+  std::vector<std::uint64_t> field_mask_;  // per item: its bit field's mask, shifted down
   std::vector<int> used_;
   PackingChoice current_;
   PackingChoice best_;
@@ -120,11 +252,9 @@ class Search {
 
 }  // namespace
 
-std::optional<PackingSolution> small_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
-                                            std::int64_t max_nodes) {
-  if (max_nodes <= 0) return std::nullopt;
-  Search search(problem, excluded, start, max_nodes);
-  if (!search.run()) return std::nullopt;
+namespace {
+
+PackingSolution solved(const Search& search) {
   PackingSolution solution;
   solution.choice = search.best();
   solution.value = search.best_value();
@@ -132,6 +262,24 @@ std::optional<PackingSolution> small_search(const PackingProblem& problem, int e
   solution.proven_optimal = true;
   solution.nodes = search.nodes();
   return solution;
+}
+
+}  // namespace
+
+std::optional<PackingSolution> small_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
+                                            std::int64_t max_nodes) {
+  if (max_nodes <= 0) return std::nullopt;
+  Search search(problem, excluded, start, max_nodes);
+  if (!search.run() && !search.run_layers(max_nodes)) return std::nullopt;
+  return solved(search);
+}
+
+std::optional<PackingSolution> layered_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
+                                              std::int64_t max_states) {
+  if (max_states <= 0) return std::nullopt;
+  Search search(problem, excluded, start, 0);
+  if (!search.run_layers(max_states)) return std::nullopt;
+  return solved(search);
 }
 
 }  // namespace themis::arbiter

@@ -6,7 +6,8 @@
 // when its gain so far plus every later bidder's best row cannot beat the incumbent by
 // kImprovementTolerance. The incumbent starts at `start`, so ties keep it, as in the solvers.
 //
-// It gives up (nullopt) once it has visited `max_nodes` nodes, and the caller runs its full solver; what
+// When the depth-first search has visited `max_nodes` nodes it hands over to layered_search with a budget of
+// `max_nodes` states; when that gives up too it returns nullopt and the caller runs its full solver. What
 // it returns is proven optimal. Works on concrete and capacitated (shape) problems alike.
 #include <cstdint>
 #include <optional>
@@ -18,5 +19,12 @@ namespace themis::arbiter {
 // `start`: a feasible choice with nothing for `excluded` (-1: nobody excluded).
 std::optional<PackingSolution> small_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
                                             std::int64_t max_nodes);
+
+// Exact by layers: bidder after bidder, keeping one state (the best value) per multiset of taken units, so
+// that permutations of equivalent bundles among earlier bidders collapse; a state that cannot beat the
+// incumbent with every later bidder's best row is dropped. Gives up (nullopt) past `max_states` states,
+// or when the taken counts do not fit in 64 bits.
+std::optional<PackingSolution> layered_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
+                                              std::int64_t max_states);
 
 }  // namespace themis::arbiter

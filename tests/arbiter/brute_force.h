@@ -1,10 +1,13 @@
 #pragma once
 // Exhaustive winner determination for small instances: the reference the solvers are checked against.
 // Items may have capacities (shape problems): a row uses one unit per occurrence of an item.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
 
 #include "policy/arbiter/packing_problem.h"
+#include "policy/arbiter/small_search.h"
 
 namespace themis::arbiter::testing {
 
@@ -53,6 +56,38 @@ inline std::vector<double> brute_force_c(const PackingProblem& p) {
     c[i] = std::exp(others - brute_force(p, static_cast<int>(i)).value);
   }
   return c;
+}
+
+// layered_search from an empty start, with everybody and without each bidder in turn, against exhaustive
+// solves: proven, feasible, the optimum's value (and its packing with everybody: continuous random gains
+// make it unique). `improved` counts the solves whose optimum beats winning nothing.
+// Problems whose taken counts need more than 64 bits (each item's count in a field wide enough for its
+// capacity) are refused, as documented, and counted in `refused`.
+inline void expect_layered_search_exact(const PackingProblem& p, int& improved, int& refused) {
+  int bits = 0;
+  for (int i = 0; i < p.item_count; ++i) {
+    int width = 1;
+    while ((1 << width) <= p.capacity(i)) ++width;
+    bits += width;
+  }
+  for (int excluded = -1; excluded < static_cast<int>(p.bidders.size()); ++excluded) {
+    const BruteForceResult expected = brute_force(p, excluded);
+    const auto got = layered_search(p, excluded, PackingChoice(p.bidders.size(), -1), 1'000'000);
+    if (bits > 64) {
+      EXPECT_FALSE(got.has_value());
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(got.has_value()) << "excluded " << excluded;
+    EXPECT_TRUE(got->proven_optimal);
+    EXPECT_TRUE(packing_feasible(p, got->choice, excluded)) << "excluded " << excluded;
+    EXPECT_NEAR(got->value, expected.value, 1e-9) << "excluded " << excluded;
+    EXPECT_NEAR(packing_value(p, got->choice), got->value, 1e-9);
+    if (excluded < 0) {
+      EXPECT_EQ(got->choice, expected.choice);
+    }
+    if (expected.value > 0) ++improved;
+  }
 }
 
 }  // namespace themis::arbiter::testing

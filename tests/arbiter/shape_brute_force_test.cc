@@ -5,6 +5,8 @@
 // realize each winner's shape, are disjoint, and are the named GPUs when nothing stands in the way.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <set>
 
@@ -70,6 +72,23 @@ bool realizes(const ShapeProblem& problem, std::size_t b, std::size_t r, const s
     total += d.count;
   }
   return total == static_cast<int>(gpus.size());
+}
+
+// The layered search alone on shape problems (capacitated items), with everybody and without each bidder.
+TEST(ShapeBruteForce, LayeredSearchMatchesExhaustiveSearch) {
+  const Cluster cluster = shape_cluster();
+  Rng rng(20261126);
+  int improved = 0, refused = 0, capacitated = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const Offer offer = random_offer(rng, instance, 10);
+    const ShapeProblem shaped = make_shape_problem(cluster, offer, random_shape_bids(rng, offer, 5, 6), 64);
+    capacitated += shaped.packing.capacitated() ? 1 : 0;
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    testing::expect_layered_search_exact(shaped.packing, improved, refused);
+  }
+  std::printf("layered search on shapes: %d solves beat nothing, %d refused (counts over 64 bits)\n", improved, refused);
+  EXPECT_GT(improved, 1000);
+  EXPECT_GT(capacitated, 500);
 }
 
 void check_shapes(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {

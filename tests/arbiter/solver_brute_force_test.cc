@@ -37,17 +37,23 @@ std::vector<Bid> random_bids(Rng& rng, const Offer& offer) {
   return bids;
 }
 
+// 1 to 8 of the GPUs 0..7.
+Offer random_offer(Rng& rng, int instance) {
+  Offer offer{instance, {}};
+  const int gpus = 1 + static_cast<int>(rng.below(8));
+  for (GpuIndex g = 0; g < 8; ++g)
+    if (static_cast<int>(offer.gpus.size()) < gpus && (rng.uniform() < 0.7 || 8 - g <= gpus - static_cast<int>(offer.gpus.size())))
+      offer.gpus.push_back(g);
+  return offer;
+}
+
 void check_against_brute_force(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {
   const Cluster cluster = testing::make_cluster(2, 2, 2, 1);  // 8 GPUs: 2 racks × 1 machine × 2 slots × 2
   Rng rng(20240601);
   int with_winners = 0;
   int with_payment = 0;
   for (int instance = 0; instance < 1000; ++instance) {
-    Offer offer{instance, {}};
-    const int gpus = 1 + static_cast<int>(rng.below(8));
-    for (GpuIndex g = 0; g < 8; ++g)
-      if (static_cast<int>(offer.gpus.size()) < gpus && (rng.uniform() < 0.7 || 8 - g <= gpus - static_cast<int>(offer.gpus.size())))
-        offer.gpus.push_back(g);
+    const Offer offer = random_offer(rng, instance);
     const std::vector<Bid> bids = random_bids(rng, offer);
     const PackingProblem problem = make_packing_problem(offer, bids, 64);
     const testing::BruteForceResult expected = testing::brute_force(problem);
@@ -114,6 +120,35 @@ TEST(SolverBruteForce, CbcMatchesExhaustiveSearch) {
 TEST(SolverBruteForce, SmallSearchMatchesExhaustiveSearch) {
   CbcSolver solver;
   check_against_brute_force(solver, 1'000'000);
+}
+
+// The layered search alone, from an empty start, for the packing with everybody and without each bidder.
+TEST(SolverBruteForce, LayeredSearchMatchesExhaustiveSearch) {
+  Rng rng(20261126);
+  int improved = 0, refused = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const Offer offer = random_offer(rng, instance);
+    const PackingProblem problem = make_packing_problem(offer, random_bids(rng, offer), 64);
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    testing::expect_layered_search_exact(problem, improved, refused);
+  }
+  EXPECT_GT(improved, 1000);  // most solves find something better than nothing
+  EXPECT_EQ(refused, 0);      // 8 one-unit GPUs: 8 bits
+}
+
+TEST(SolverBruteForce, LayeredSearchGivesUpAtItsStateCap) {
+  PackingProblem problem;  // 6 bidders with 6 one-GPU rows each over 6 GPUs
+  problem.item_count = 6;
+  for (int b = 0; b < 6; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    for (int g = 0; g < 6; ++g) bidder.rows.push_back({g, 1.0 + 0.01 * ((b * 7 + g * 3) % 11), {g}});
+    problem.bidders.push_back(bidder);
+  }
+  EXPECT_FALSE(layered_search(problem, -1, PackingChoice(6, -1), 10).has_value());
+  const auto full = layered_search(problem, -1, PackingChoice(6, -1), 1'000'000);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_NEAR(full->value, testing::brute_force(problem).value, 1e-9);
+  EXPECT_LE(full->nodes, 6 * 64 + 1);  // at most one state per set of taken GPUs in each layer
 }
 
 TEST(SolverBruteForce, SmallSearchGivesUpAtItsNodeCapAndTheSolverFinishes) {
