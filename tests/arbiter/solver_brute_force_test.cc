@@ -122,6 +122,18 @@ TEST(SolverBruteForce, SmallSearchMatchesExhaustiveSearch) {
   check_against_brute_force(solver, 1'000'000);
 }
 
+// 6 bidders with 6 one-GPU rows each over 6 GPUs, gains all different.
+PackingProblem six_bidders_six_gpus() {
+  PackingProblem problem;
+  problem.item_count = 6;
+  for (int b = 0; b < 6; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    for (int g = 0; g < 6; ++g) bidder.rows.push_back({g, 1.0 + 0.01 * ((b * 7 + g * 3) % 11), {g}});
+    problem.bidders.push_back(bidder);
+  }
+  return problem;
+}
+
 // The layered search alone, from an empty start, for the packing with everybody and without each bidder.
 TEST(SolverBruteForce, LayeredSearchMatchesExhaustiveSearch) {
   Rng rng(20261126);
@@ -137,13 +149,7 @@ TEST(SolverBruteForce, LayeredSearchMatchesExhaustiveSearch) {
 }
 
 TEST(SolverBruteForce, LayeredSearchGivesUpAtItsStateCap) {
-  PackingProblem problem;  // 6 bidders with 6 one-GPU rows each over 6 GPUs
-  problem.item_count = 6;
-  for (int b = 0; b < 6; ++b) {
-    PackingBidder bidder{b + 1, {}};
-    for (int g = 0; g < 6; ++g) bidder.rows.push_back({g, 1.0 + 0.01 * ((b * 7 + g * 3) % 11), {g}});
-    problem.bidders.push_back(bidder);
-  }
+  const PackingProblem problem = six_bidders_six_gpus();
   EXPECT_FALSE(layered_search(problem, -1, PackingChoice(6, -1), 10).has_value());
   const auto full = layered_search(problem, -1, PackingChoice(6, -1), 1'000'000);
   ASSERT_TRUE(full.has_value());
@@ -152,14 +158,7 @@ TEST(SolverBruteForce, LayeredSearchGivesUpAtItsStateCap) {
 }
 
 TEST(SolverBruteForce, SmallSearchGivesUpAtItsNodeCapAndTheSolverFinishes) {
-  // 6 bidders with 6 one-GPU rows each over 6 GPUs: more than 4 nodes to prove anything.
-  PackingProblem problem;
-  problem.item_count = 6;
-  for (int b = 0; b < 6; ++b) {
-    PackingBidder bidder{b + 1, {}};
-    for (int g = 0; g < 6; ++g) bidder.rows.push_back({g, 1.0 + 0.01 * ((b * 7 + g * 3) % 11), {g}});
-    problem.bidders.push_back(bidder);
-  }
+  const PackingProblem problem = six_bidders_six_gpus();  // more than 4 nodes to prove anything
   EXPECT_FALSE(small_search(problem, -1, PackingChoice(6, -1), 4).has_value());
   const auto full = small_search(problem, -1, PackingChoice(6, -1), 1'000'000);
   ASSERT_TRUE(full.has_value());
