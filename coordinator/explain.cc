@@ -350,8 +350,11 @@ Verdict pending_verdict(store::ExplainStore& records, const ExplainApp& app, con
   const std::string reservation = reservation_reason(outcome);
   if (reserved_app(outcome) == id) {
     v.reason = "Reserved";
-    v.headline = label + " is pending: " + round_text + " held its " + std::to_string(free_then) +
-                 " free GPUs for it, none to any other app (" + reservation + ").";
+    const bool lent = !outcome.value("grants", json::array()).empty();  // gang_backfill
+    v.headline = label + " is pending: " + round_text + " held its " + std::to_string(free_then) + " free GPUs for it" +
+                 (lent ? ", lent meanwhile to other apps on leases that end when its gang fits"
+                       : ", none to any other app") +
+                 " (" + reservation + ").";
   } else if (granted && won.empty()) {
     v.reason = "Placement";
     v.headline = label + " is pending: " + round_text + " granted it GPUs " + grants_to_app.dump() + " as " +

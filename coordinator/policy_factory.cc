@@ -9,6 +9,7 @@ std::unique_ptr<arbiter::Policy> make_coordinator_policy(const CoordinatorConfig
   settings.filter_f = config.fairness_knob;
   settings.filter = std::string(arbiter::to_string(config.filter));
   settings.gang_reservation = config.gang_reservation;
+  settings.gang_backfill = config.gang_backfill;
   settings.rounding = config.rounding;
   settings.lease = static_cast<double>(config.lease_duration_ms) / 1000.0;
   settings.solver_seconds = auction_budget_seconds(config);

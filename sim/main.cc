@@ -45,6 +45,7 @@ struct Common {
   std::string idle_rho = "fair-share";
   long long small_search_nodes = 20000;
   std::string gang_reservation = "on";
+  std::string gang_backfill = "on";
   double network_fraction = -1;
   std::string w2_arrivals = "own";
   double estimate_error = 0;
@@ -83,6 +84,9 @@ void add_common(CLI::App* cmd, Common& c) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--gang-reservation", c.gang_reservation,
                   "Themis: on (the offer waits for the worst app's gang when it is wider than the offer) or off")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--gang-backfill", c.gang_backfill,
+                  "Themis: on (a reserved offer is lent to other apps until the gang fits) or off (it idles)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--w2-arrivals", c.w2_arrivals,
                   "w2: own (compressed to its own work, default) or w1 (Workload 1's arrival times, as the paper)")
@@ -166,6 +170,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.rounding = c.rounding;
   ps.filter = c.filter;
   ps.gang_reservation = c.gang_reservation == "on";
+  ps.gang_backfill = c.gang_backfill == "on";
   ps.small_search_nodes = c.small_search_nodes;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);

@@ -35,29 +35,60 @@ std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const
   return ids;
 }
 
-std::optional<RoundOutcome> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked) {
+std::optional<GangReservation> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked) {
   if (ranked.empty() || input.free_gpus.empty()) return std::nullopt;
   const AppModel& worst = *ranked.front();
   const int offered = static_cast<int>(input.free_gpus.size());
   if (worst.usable_extra(offered) > 0) return std::nullopt;
   // GPUs that are free now or come back when another app's lease ends (not its own: those already count
   // as held, and not those on drained machines, which are not offered again).
-  int reachable = offered;
+  std::vector<Seconds> returns;
   for (const Lease& lease : input.leases)
     if (lease.app != worst.id() && !std::binary_search(input.draining.begin(), input.draining.end(), lease.gpu))
-      ++reachable;
+      returns.push_back(lease.expiry);
+  const int reachable = offered + static_cast<int>(returns.size());
   int gang = 0;
   for (int n = offered + 1; n <= std::min(reachable, worst.extra_demand()) && gang == 0; ++n)
     if (worst.usable_extra(n) > 0) gang = n;
   if (gang == 0) return std::nullopt;
+  std::sort(returns.begin(), returns.end());
+  GangReservation reservation;
+  reservation.app = worst.id();
+  reservation.gang = gang;
+  reservation.gang_fits_at = returns[static_cast<std::size_t>(gang - offered - 1)];
+  reservation.reason = "reserved for app " + std::to_string(worst.id()) + ", the worst ρ, whose next gang needs " +
+                       std::to_string(gang) + " GPUs: " + std::to_string(offered) + " free now, more as leases end";
+  return reservation;
+}
+
+namespace {
+
+// A reserved round: the offer waits for the gang, lent meanwhile (when `backfill`) to the other apps that
+// can use it, on leases that end when the gang fits. The lent GPUs go out as the leftover does (whole
+// jobs, random order, the most local set), kind kLeftover.
+RoundOutcome reserved_round(const RoundInput& input, const GangReservation& reservation, bool backfill,
+                            Seconds lease_duration, Rng& rng) {
   RoundOutcome outcome;
-  const std::string reason = "reserved for app " + std::to_string(worst.id()) + ", the worst ρ, whose next gang needs " +
-                             std::to_string(gang) + " GPUs: " + std::to_string(offered) +
-                             " free now, more as leases end";
-  for (GpuIndex g : input.free_gpus) outcome.idle.push_back({g, reason});
-  outcome.reservation = RoundOutcome::Reservation{worst.id(), reason};
+  outcome.reservation = RoundOutcome::Reservation{reservation.app, reservation.reason};
+  const double fraction = std::min(1.0, (reservation.gang_fits_at - input.now) / lease_duration);
+  if (backfill && fraction >= kMinBackfillFraction) {
+    std::vector<LeftoverRecipient> others;
+    for (AppModel* app : input.apps)
+      if (app->id() != reservation.app && app->extra_demand() > 0)
+        others.push_back({app->id(), app->extra_demand(), app->gpus_per_job()});
+    LeftoverResult lent = distribute_leftover(*input.cluster, input.free_gpus, std::move(others), {}, rng);
+    for (Grant& grant : lent.grants) {
+      grant.lease_fraction = fraction;
+      outcome.grants.push_back(std::move(grant));
+    }
+    for (IdleGpu& idle : lent.idle) outcome.idle.push_back({idle.gpu, reservation.reason});
+    return outcome;
+  }
+  for (GpuIndex g : input.free_gpus) outcome.idle.push_back({g, reservation.reason});
   return outcome;
 }
+
+}  // namespace
 
 RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   if (input.cluster == nullptr) throw std::invalid_argument("themis: RoundInput::cluster is null");
@@ -67,7 +98,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
 
   const std::vector<AppModel*> filtered = filtered_apps(input);
   if (settings_.gang_reservation)
-    if (auto reserved = reserve_for_worst_gang(input, filtered)) return std::move(*reserved);
+    if (auto reserved = reserve_for_worst_gang(input, filtered))
+      return reserved_round(input, *reserved, settings_.gang_backfill, settings_.lease_duration, rng);
   const Offer offer{input.round, input.free_gpus};
   std::vector<ExpectedBidder> expected;
   for (AppModel* app : filtered) {

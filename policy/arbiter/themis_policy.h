@@ -41,12 +41,27 @@ struct ThemisSettings {
   // for it (idle) instead of going to narrower apps, until leases ending add up to its gang
   // (docs/arbiter.md, "Gang reservation"). Off: the paper's round, where such a gang can wait forever.
   bool gang_reservation = true;
+  // While an offer is reserved, other apps that can use its GPUs get them on leases that end when the
+  // reserved gang can start (the leases it waits for have ended), so no GPU idles that another app can use
+  // and the gang starts no later (docs/arbiter.md, "Backfill"). Not below kMinBackfillFraction of a lease.
+  bool gang_backfill = true;
 };
 
-// The round's outcome when the offer is reserved for the worst-ranked app's gang (`ranked`: the filtered
-// apps, worst first), or nothing when it is not: the worst app can put some of the offer to work, or no
-// GPUs that are free or will be freed by other apps' leases add up to a gang it can use.
-std::optional<RoundOutcome> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked);
+// A backfill lease shorter than this share of a lease is not worth starting a job for.
+inline constexpr double kMinBackfillFraction = 0.25;
+
+// The worst-ranked app's gang that the offer is held for.
+struct GangReservation {
+  AppId app = 0;
+  int gang = 0;             // GPUs its next gang needs
+  Seconds gang_fits_at = 0;  // when enough of the other apps' leases have ended for it
+  std::string reason;
+};
+
+// The reservation when the offer is held for the worst-ranked app's gang (`ranked`: the filtered apps,
+// worst first), or nothing when it is not: the worst app can put some of the offer to work, or no GPUs
+// that are free or will be freed by other apps' leases add up to a gang it can use.
+std::optional<GangReservation> reserve_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked);
 
 class ThemisPolicy final : public Policy {
  public:

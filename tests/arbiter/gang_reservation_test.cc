@@ -39,9 +39,10 @@ std::map<AppId, std::vector<GpuIndex>> granted(const RoundOutcome& out) {
   return got;
 }
 
-ThemisSettings settings_with(bool reservation) {
+ThemisSettings settings_with(bool reservation, bool backfill = true) {
   ThemisSettings settings;
   settings.gang_reservation = reservation;
+  settings.gang_backfill = backfill;
   return settings;
 }
 
@@ -58,7 +59,7 @@ RoundInput two_free(TwoApps& apps, AppId holder = 2) {
 TEST(GangReservation, TheOfferWaitsForTheWorstAppsGangWhileOtherLeasesCanMakeItUp) {
   TwoApps apps;
   RoundInput input = two_free(apps);
-  ThemisPolicy policy(settings_with(true));
+  ThemisPolicy policy(settings_with(true, /*backfill=*/false));
   EXPECT_TRUE(policy.offer_recipients(input).empty());
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
@@ -107,6 +108,7 @@ TEST(GangReservation, NoReservationForAGangNoEndingLeaseCanComplete) {
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
   EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+  EXPECT_FALSE(out.reservation.has_value());
 }
 
 TEST(GangReservation, LeasesOnDrainedMachinesAreNotCountedOn) {
@@ -117,6 +119,7 @@ TEST(GangReservation, LeasesOnDrainedMachinesAreNotCountedOn) {
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
   EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+  EXPECT_FALSE(out.reservation.has_value());
 }
 
 TEST(GangReservation, TheWorstAppsOwnLeasesAreNotCountedOn) {
@@ -127,6 +130,7 @@ TEST(GangReservation, TheWorstAppsOwnLeasesAreNotCountedOn) {
   Rng rng(1);
   const RoundOutcome out = policy.run_round(input, rng);
   EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+  EXPECT_FALSE(out.reservation.has_value());
 }
 
 TEST(GangReservation, AWorstAppThatCanUseTheOfferIsNotReservedFor) {
@@ -136,6 +140,51 @@ TEST(GangReservation, AWorstAppThatCanUseTheOfferIsNotReservedFor) {
   ThemisPolicy policy(settings_with(true));
   EXPECT_FALSE(policy.offer_recipients(input).empty());
   EXPECT_FALSE(reserve_for_worst_gang(input, input.apps).has_value());
+}
+
+// Backfill: the narrow app holds GPUs 2 and 3 until t=600, so the wide app's gang fits at 600; meanwhile
+// the narrow app uses 0 and 1 on a lease that ends then (500 s of a 1000 s lease).
+TEST(GangReservation, TheReservedGpusAreLentToAnotherAppUntilTheGangFits) {
+  TwoApps apps;
+  RoundInput input = two_free(apps);
+  ThemisSettings settings = settings_with(true);
+  settings.lease_duration = 1000;
+  ThemisPolicy policy(settings);
+  EXPECT_TRUE(policy.offer_recipients(input).empty());  // still no auction
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_EQ(out.reservation->app, 1);
+  EXPECT_EQ(granted(out), (std::map<AppId, std::vector<GpuIndex>>{{2, {0, 1}}}));
+  ASSERT_EQ(out.grants.size(), 1u);
+  EXPECT_EQ(out.grants[0].kind, GrantKind::kLeftover);
+  EXPECT_DOUBLE_EQ(out.grants[0].lease_fraction, 0.5);
+  for (const Lease& lease : policy.leases(out, input)) EXPECT_DOUBLE_EQ(lease.expiry, 600);
+  EXPECT_TRUE(out.idle.empty());
+  EXPECT_EQ(apps.wide.bids_asked(), 0);
+}
+
+TEST(GangReservation, ABackfillShorterThanAQuarterLeaseIsNotLent) {
+  TwoApps apps;
+  RoundInput input = two_free(apps);
+  ThemisSettings settings = settings_with(true);
+  settings.lease_duration = 2001;  // 500 s is just under a quarter of it
+  ThemisPolicy policy(settings);
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_TRUE(out.grants.empty());
+  EXPECT_EQ(out.idle.size(), 2u);
+}
+
+TEST(GangReservation, TheGangFitsWhenEnoughOtherLeasesHaveEnded) {
+  TwoApps apps;
+  // Two free; app 2 holds GPU 2 until t=300 and GPU 3 until t=700: the gang of 4 fits at 700.
+  RoundInput input{&four_machines(), 5, 100, {0, 1}, {{2, 2, 4, 0, 300}, {3, 2, 4, 0, 700}}, {&apps.wide, &apps.narrow}};
+  const auto reservation = reserve_for_worst_gang(input, input.apps);
+  ASSERT_TRUE(reservation.has_value());
+  EXPECT_EQ(reservation->gang, 4);
+  EXPECT_DOUBLE_EQ(reservation->gang_fits_at, 700);
 }
 
 }  // namespace

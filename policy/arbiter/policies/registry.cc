@@ -49,6 +49,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     themis.solver_seconds = settings.solver_seconds;
     themis.lease_duration = settings.lease;
     themis.gang_reservation = settings.gang_reservation;
+    themis.gang_backfill = settings.gang_backfill;
     return std::make_unique<ThemisPolicy>(themis);
   }
   for (const Entry& e : kBaselines)
