@@ -41,7 +41,7 @@ struct CoordinatorConfig {
   // Themis: the offer waits for the worst app's gang when that gang is wider than the offer (docs/arbiter.md
   // "Gang reservation"); false: the paper's round, where such a gang can wait for ever. As themis-sim.
   bool gang_reservation = true;
-  bool gang_backfill = true;  // ThemisSettings::gang_backfill
+  bool gang_backfill = false;  // ThemisSettings::gang_backfill
   // Themis: how a winner pays c_i (docs/arbiter.md "Whole GPUs"): "time-share" (its whole bundle for c_i of the
   // lease), "nearest" (the nearest whole-gang count of GPUs for the whole lease) or "lottery". As themis-sim.
   std::string rounding = "time-share";

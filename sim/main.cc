@@ -45,7 +45,7 @@ struct Common {
   std::string idle_rho = "fair-share";
   long long small_search_nodes = 20000;
   std::string gang_reservation = "on";
-  std::string gang_backfill = "on";
+  std::string gang_backfill = "off";
   double network_fraction = -1;
   std::string w2_arrivals = "own";
   double estimate_error = 0;

@@ -12,18 +12,14 @@ namespace {
 
 // One solve: the exact small search first (small_search.h), from the better of a greedy packing and
 // `known` (a feasible packing without `excluded`, or null); the solver when the search gives up.
-// `depth_first` turns false once the depth-first phase gives up: the auction's later solves are the same
-// problem less one bidder, where it would mostly give up again after its whole budget.
 PackingSolution solve(const PackingProblem& problem, int excluded, const PackingChoice* known, WinnerSolver& solver,
                       const SolveLimits& limits, const SolveHints& hints, std::int64_t small_search_nodes,
-                      bool& depth_first, PartialAllocation& out) {
+                      PartialAllocation& out) {
   ++out.solves;
   if (small_search_nodes > 0) {
     PackingChoice start = greedy_packing(problem, excluded);
     if (known && packing_value(problem, *known) > packing_value(problem, start)) start = *known;
-    auto small = small_search(problem, excluded, start, small_search_nodes, depth_first);
-    if (!small || small->nodes > small_search_nodes) depth_first = false;
-    if (small) {
+    if (auto small = small_search(problem, excluded, start, small_search_nodes)) {
       ++out.small_searches;
       return std::move(*small);
     }
@@ -42,9 +38,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
 
   std::vector<double> prices;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
-  bool depth_first = true;
-  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices}, limits.small_search_nodes,
-                 depth_first, out);
+  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices}, limits.small_search_nodes, out);
   out.gap = out.pf.gap();
   out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
@@ -79,7 +73,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     if (deadline.enabled())
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
     const PackingSolution solved = solve(problem, static_cast<int>(i), &without_i, solver, each,
-                                         SolveHints{&without_i, &prices}, limits.small_search_nodes, depth_first, out);
+                                         SolveHints{&without_i, &prices}, limits.small_search_nodes, out);
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own

@@ -267,10 +267,10 @@ PackingSolution solved(const Search& search) {
 }  // namespace
 
 std::optional<PackingSolution> small_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
-                                            std::int64_t max_nodes, bool depth_first) {
+                                            std::int64_t max_nodes) {
   if (max_nodes <= 0) return std::nullopt;
   Search search(problem, excluded, start, max_nodes);
-  if (!(depth_first && search.run()) && !search.run_layers(max_nodes)) return std::nullopt;
+  if (!search.run() && !search.run_layers(max_nodes)) return std::nullopt;
   return solved(search);
 }
 

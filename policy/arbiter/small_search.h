@@ -8,8 +8,8 @@
 //
 // When the depth-first search has visited `max_nodes` nodes it hands over to layered_search with a budget of
 // `max_nodes` states; when that gives up too it returns nullopt and the caller runs its full solver. What
-// it returns is proven optimal; its `nodes` are the depth-first nodes plus the layered states, so more than
-// `max_nodes` means the depth-first phase gave up. Works on concrete and capacitated (shape) problems alike.
+// it returns is proven optimal; its `nodes` are the depth-first nodes plus the layered states. Works on
+// concrete and capacitated (shape) problems alike.
 #include <cstdint>
 #include <optional>
 
@@ -18,10 +18,8 @@
 namespace themis::arbiter {
 
 // `start`: a feasible choice with nothing for `excluded` (-1: nobody excluded).
-// `depth_first` false: the layered search alone (the caller saw the depth-first search give up on a
-// larger problem of the same auction).
 std::optional<PackingSolution> small_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
-                                            std::int64_t max_nodes, bool depth_first = true);
+                                            std::int64_t max_nodes);
 
 // Exact by layers: bidder after bidder, keeping one state (the best value) per multiset of taken units, so
 // that permutations of equivalent bundles among earlier bidders collapse; a state that cannot beat the

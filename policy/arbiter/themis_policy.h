@@ -43,8 +43,9 @@ struct ThemisSettings {
   bool gang_reservation = true;
   // While an offer is reserved, other apps that can use its GPUs get them on leases that end when the
   // reserved gang can start (the leases it waits for have ended), so no GPU idles that another app can use
-  // and the gang starts no later (docs/arbiter.md, "Backfill"). Not below kMinBackfillFraction of a lease.
-  bool gang_backfill = true;
+  // (docs/arbiter.md, "Backfill"). Not below kMinBackfillFraction of a lease. Off by default: measured, it
+  // helps one trace and hurts another as much (docs/evaluation.md, "Backfill").
+  bool gang_backfill = false;
 };
 
 // A backfill lease shorter than this share of a lease is not worth starting a job for.

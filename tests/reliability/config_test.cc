@@ -95,6 +95,14 @@ TEST_F(ReliabilityConfig, GangReservationDefaultsToOnAsInTheSimulatorAndIsABoole
       << error_of("[coordinator]\ngang_reservation = 1\n");
 }
 
+TEST_F(ReliabilityConfig, GangBackfillDefaultsToOffAsInTheSimulatorAndIsABoolean) {
+  EXPECT_FALSE(load_coordinator_config(write("[coordinator]\nseed = 3\n")).gang_backfill);
+  EXPECT_TRUE(load_coordinator_config(write("[coordinator]\ngang_backfill = true\n")).gang_backfill);
+  EXPECT_NE(error_of("[coordinator]\ngang_backfill = \"yes\"\n").find(":2:17: coordinator.gang_backfill: must be true or false"),
+            std::string::npos)
+      << error_of("[coordinator]\ngang_backfill = \"yes\"\n");
+}
+
 TEST_F(ReliabilityConfig, UsersTableMapsPrincipalsToUnixAccountsAndDefaultsToTheSameName) {
   const auto c = load_coordinator_config(write("[coordinator]\nseed = 3\n\n[users]\nalice = \"alice\"\nml-team = \"mlsvc\"\n"));
   EXPECT_EQ(unix_account(c, "alice"), "alice");

@@ -23,7 +23,7 @@ struct PolicySettings {
   Seconds lease = 600;                // Themis: lease length
   std::string rounding = "time-share";   // Themis: whole GPUs from c_i ("nearest" | "lottery" | "time-share")
   bool gang_reservation = true;       // Themis: ThemisSettings::gang_reservation
-  bool gang_backfill = true;          // Themis: ThemisSettings::gang_backfill
+  bool gang_backfill = false;         // Themis: ThemisSettings::gang_backfill
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
