@@ -1,6 +1,7 @@
 #include "policy/arbiter/small_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -87,7 +88,7 @@ class Search {
       // Earlier layers never change, so a state's chain of parents stays valid; a state is only replaced
       // by a better one for the same taken GPUs.
       auto offer = [&](std::uint64_t key, double value, int parent, int row) {
-        if (value + suffix_[k + 1] <= incumbent + kImprovementTolerance && value <= incumbent + kImprovementTolerance) return;
+        if (value + suffix_[k + 1] <= incumbent + kImprovementTolerance) return;  // suffix_ >= 0: nor is it better
         const std::size_t h = entry(key);
         int at;
         if (table_stamp[h] != mark) {
@@ -164,12 +165,20 @@ class Search {
 
   // Whether `row` fits beside the taken counts packed in `key` (key_units).
   bool fits_key(std::uint64_t key, const PackingRow& row) const {
+    return fits_beside(row, [&](int item) {
+      const auto i = static_cast<std::size_t>(item);
+      return static_cast<int>((key >> std::countr_zero(unit_[i])) & field_mask_[i]);
+    });
+  }
+
+  // Whether `row` fits beside `used(item)` units of each item; items are sorted, so a repeated item needs
+  // that many units.
+  template <typename Used>
+  bool fits_beside(const PackingRow& row, Used used) const {
     for (std::size_t k = 0; k < row.items.size();) {
       std::size_t end = k;
       while (end < row.items.size() && row.items[end] == row.items[k]) ++end;
-      const std::uint64_t unit = unit_[static_cast<std::size_t>(row.items[k])];
-      const std::uint64_t used = (key / unit) & field_mask_[static_cast<std::size_t>(row.items[k])];
-      if (static_cast<int>(used) + static_cast<int>(end - k) > problem_.capacity(row.items[k])) return false;
+      if (used(row.items[k]) + static_cast<int>(end - k) > problem_.capacity(row.items[k])) return false;
       k = end;
     }
     return true;
@@ -192,14 +201,7 @@ class Search {
   }
 
   bool fits(const PackingRow& row) const {
-    for (std::size_t k = 0; k < row.items.size();) {  // items sorted: a repeated item needs that many units
-      std::size_t end = k;
-      while (end < row.items.size() && row.items[end] == row.items[k]) ++end;
-      if (used_[static_cast<std::size_t>(row.items[k])] + static_cast<int>(end - k) > problem_.capacity(row.items[k]))
-        return false;
-      k = end;
-    }
-    return true;
+    return fits_beside(row, [&](int item) { return used_[static_cast<std::size_t>(item)]; });
   }
 
   // The best gain of bidder order_[k] over its rows that fit what is left: rows only lose room as the
