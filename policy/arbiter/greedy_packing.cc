@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace themis::arbiter {
 
@@ -26,6 +25,7 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
     int row;
     double gain;
     double size;
+    double score = 0;  // of the pass being sorted
   };
   std::vector<Candidate> candidates;
   for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
@@ -36,17 +36,17 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
         candidates.push_back({static_cast<int>(b), static_cast<int>(r), rows[r].gain,
                               static_cast<double>(rows[r].items.size())});
   }
-  const std::function<double(const Candidate&)> scores[] = {
-      [](const Candidate& c) { return c.gain; },
-      [](const Candidate& c) { return c.gain / c.size; },
-      [](const Candidate& c) { return c.gain / std::sqrt(c.size); },
+  // Three passes, by gain, by gain per GPU and by gain per √GPUs; each sort is stable over the last.
+  auto score = [](int pass, const Candidate& c) {
+    return pass == 0 ? c.gain : pass == 1 ? c.gain / c.size : c.gain / std::sqrt(c.size);
   };
   PackingChoice best(problem.bidders.size(), -1);
   double best_value = 0;
   std::vector<int> used(static_cast<std::size_t>(problem.item_count));
-  for (const auto& score : scores) {
+  for (int pass = 0; pass < 3; ++pass) {
+    for (Candidate& c : candidates) c.score = score(pass, c);
     std::stable_sort(candidates.begin(), candidates.end(),
-                     [&](const Candidate& a, const Candidate& b) { return score(a) > score(b); });
+                     [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
     PackingChoice choice(problem.bidders.size(), -1);
     std::fill(used.begin(), used.end(), 0);
     double value = 0;

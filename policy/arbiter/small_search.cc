@@ -31,6 +31,7 @@ class Search {
     for (std::size_t k = order_.size(); k-- > 0;)
       suffix_[k] = suffix_[k + 1] + gain(static_cast<std::size_t>(order_[k].index), order_[k].rows.front());
     key_units();
+    tabulate_size_bound();
   }
 
   bool run() {
@@ -71,9 +72,10 @@ class Search {
       double value;
       int parent;  // index in the previous layer
       int row;     // row taken by this layer's bidder, -1: none
+      int taken;   // units taken
     };
     std::vector<std::vector<State>> layers(order_.size() + 1);
-    layers[0].push_back({0, 0.0, -1, -1});
+    layers[0].push_back({0, 0.0, -1, -1, 0});
     double incumbent = best_value_;
     std::size_t best_layer = 0;  // where the best state beyond the start is, if any (0: none)
     int best_state = -1;
@@ -87,19 +89,20 @@ class Search {
       const auto bi = static_cast<std::size_t>(order_[k].index);
       // Earlier layers never change, so a state's chain of parents stays valid; a state is only replaced
       // by a better one for the same taken GPUs.
-      auto offer = [&](std::uint64_t key, double value, int parent, int row) {
-        if (value + suffix_[k + 1] <= incumbent + kImprovementTolerance) return;  // suffix_ >= 0: nor is it better
+      auto offer = [&](std::uint64_t key, double value, int parent, int row, int taken) {
+        if (value + std::min(suffix_[k + 1], size_bound(k + 1, units_ - taken)) <= incumbent + kImprovementTolerance)
+          return;  // the bound is >= 0: nor is it better
         const std::size_t h = entry(key);
         int at;
         if (table_stamp[h] != mark) {
           table_stamp[h] = mark;
           table_key[h] = key;
           at = table_slot[h] = static_cast<int>(next.size());
-          next.push_back({key, value, parent, row});
+          next.push_back({key, value, parent, row, taken});
           ++states;
         } else if (value > next[static_cast<std::size_t>(table_slot[h])].value + kImprovementTolerance) {
           at = table_slot[h];
-          next[static_cast<std::size_t>(at)] = {key, value, parent, row};
+          next[static_cast<std::size_t>(at)] = {key, value, parent, row, taken};
         } else {
           return;
         }
@@ -111,14 +114,15 @@ class Search {
       };
       for (std::size_t s = 0; s < layers[k].size(); ++s) {
         const State state = layers[k][s];
-        if (state.value + suffix_[k] <= incumbent + kImprovementTolerance) continue;
-        offer(state.key, state.value, static_cast<int>(s), -1);
+        const double bound = std::min(suffix_[k], size_bound(k, units_ - state.taken));
+        if (state.value + bound <= incumbent + kImprovementTolerance) continue;
+        offer(state.key, state.value, static_cast<int>(s), -1, state.taken);
         for (int r : order_[k].rows) {
           const PackingRow& row = problem_.bidders[bi].rows[static_cast<std::size_t>(r)];
           if (!fits_key(state.key, row)) continue;
           std::uint64_t key = state.key;
           for (int item : row.items) key += unit_[static_cast<std::size_t>(item)];
-          offer(key, state.value + row.gain, static_cast<int>(s), r);
+          offer(key, state.value + row.gain, static_cast<int>(s), r, state.taken + static_cast<int>(row.items.size()));
           if (states > max_states) return false;  // also keeps the table at most half full
         }
         if (states > max_states) return false;
@@ -192,11 +196,15 @@ class Search {
       if (u >= problem_.capacity(row.items[k])) break;
       ++u;
     }
-    if (k == row.items.size()) return true;
+    if (k == row.items.size()) {
+      free_ -= static_cast<int>(k);
+      return true;
+    }
     while (k-- > 0) --used_[static_cast<std::size_t>(row.items[k])];
     return false;
   }
   void give_back(const PackingRow& row) {
+    free_ += static_cast<int>(row.items.size());
     for (int item : row.items) --used_[static_cast<std::size_t>(item)];
   }
 
@@ -222,12 +230,14 @@ class Search {
     if (k == order_.size() || value + suffix_[k] <= best_value_ + kImprovementTolerance) return;
     double later = 0;  // what bidders k+1.. can add at most, given what is taken now
     for (std::size_t j = k + 1; j < order_.size(); ++j) later += best_fitting(j);
-    if (value + best_fitting(k) + later <= best_value_ + kImprovementTolerance) return;
+    if (value + std::min(best_fitting(k) + later, size_bound(k, free_)) <= best_value_ + kImprovementTolerance) return;
     const Bidder& b = order_[k];
     const auto bi = static_cast<std::size_t>(b.index);
     for (int r : b.rows) {
       if (value + gain(bi, r) + later <= best_value_ + kImprovementTolerance) break;  // rows best first
       const PackingRow& row = problem_.bidders[bi].rows[static_cast<std::size_t>(r)];
+      const int left = free_ - static_cast<int>(row.items.size());
+      if (left < 0 || value + gain(bi, r) + size_bound(k + 1, left) <= best_value_ + kImprovementTolerance) continue;
       if (!take(row)) continue;
       current_[bi] = r;
       descend(k + 1, value + row.gain);
@@ -238,8 +248,51 @@ class Search {
     descend(k + 1, value);  // this bidder wins nothing
   }
 
+  // Σ gain bidders k.. can add when `free` units are left, each taking at most one row and together no
+  // more units than are free, wherever they lie: a knapsack over row sizes (exact for that relaxation,
+  // so never below the optimum of the real problem), tabled once per solve for every k and free count.
+  // Free counts beyond the later bidders' widest rows summed add nothing, so the table stops there; past
+  // kMaxSizeBoundWork steps to build it (the largest auctions, where the search gives up anyway) there is
+  // no table and the bound is the best rows' sum.
+  static constexpr std::size_t kMaxSizeBoundWork = std::size_t{1} << 22;
+  void tabulate_size_bound() {
+    int units = 0, widest = 0;
+    std::size_t rows = 0;
+    for (int i = 0; i < problem_.item_count; ++i) units += problem_.capacity(i);
+    for (const Bidder& b : order_) {
+      const auto& all = problem_.bidders[static_cast<std::size_t>(b.index)].rows;
+      int wide = 0;
+      for (int r : b.rows) wide = std::max(wide, static_cast<int>(all[static_cast<std::size_t>(r)].items.size()));
+      widest += wide;
+      rows += b.rows.size();
+    }
+    units_ = free_ = units;
+    width_ = static_cast<std::size_t>(std::min(units, widest)) + 1;
+    if (rows * width_ > kMaxSizeBoundWork) return;
+    by_size_.assign((order_.size() + 1) * width_, 0.0);
+    for (std::size_t k = order_.size(); k-- > 0;) {
+      const auto bi = static_cast<std::size_t>(order_[k].index);
+      double* here = &by_size_[k * width_];
+      const double* after = &by_size_[(k + 1) * width_];
+      std::copy(after, after + width_, here);
+      for (int r : order_[k].rows) {
+        const PackingRow& row = problem_.bidders[bi].rows[static_cast<std::size_t>(r)];
+        const auto size = row.items.size();
+        for (std::size_t f = size; f < width_; ++f) here[f] = std::max(here[f], row.gain + after[f - size]);
+      }
+    }
+  }
+  double size_bound(std::size_t k, int free) const {
+    if (by_size_.empty()) return suffix_[k];
+    return by_size_[k * width_ + std::min(static_cast<std::size_t>(free), width_ - 1)];
+  }
+
   const PackingProblem& problem_;
   const std::int64_t max_nodes_;
+  int units_ = 0;                 // Σ capacity
+  int free_ = 0;                  // units not taken on the depth-first path
+  std::size_t width_ = 1;         // free counts tabled: 0 .. width_ − 1
+  std::vector<double> by_size_;   // size_bound(k, free) at k · width_ + free; empty: not tabled
   std::vector<Bidder> order_;
   std::vector<double> suffix_;  // Σ best gain of order_[k..]
   std::vector<std::uint64_t> unit_;        // per item: 1 in its count's bit field

@@ -10,6 +10,7 @@
 #include "policy/arbiter/cbc_solver.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/shape_solver.h"
+#include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/small_search.h"
 #include "policy/arbiter/whole_gpus.h"
 #include "core/rng.h"
@@ -169,6 +170,34 @@ TEST(SolverBruteForce, SmallSearchGivesUpAtItsNodeCapAndTheSolverFinishes) {
                                                    // bidder start from an optimal packing and finish at once)
   EXPECT_NEAR(capped.pf.value, full->value, 1e-9);
   EXPECT_TRUE(packing_feasible(problem, full->choice));
+}
+
+// More bidders than GPUs: sixteen bidders want any two of eight GPUs, so at most four can win. Bounding
+// the later bidders by their best rows alone leaves every choice of winners and pairs to enumerate;
+// bounding them by what fits in the GPUs left (four rows of two) proves the greedy packing optimal at
+// once, with everybody and without each winner. (The optimum: the four best bidders, any four disjoint pairs.)
+TEST(SolverBruteForce, SearchesBoundLaterBiddersByTheGpusLeft) {
+  PackingProblem problem;
+  problem.item_count = 8;
+  for (int b = 0; b < 16; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    for (int x = 0; x < 8; ++x)
+      for (int y = x + 1; y < 8; ++y)
+        bidder.rows.push_back({static_cast<int>(bidder.rows.size()), 1.0 - 0.01 * b, {x, y}});
+    problem.bidders.push_back(bidder);
+  }
+  for (int excluded = -1; excluded < 4; ++excluded) {
+    SCOPED_TRACE("excluded " + std::to_string(excluded));
+    const double four_best = 1.0 + 0.99 + 0.98 + 0.97;  // without a winner the fifth best moves up
+    const double optimum = excluded < 0 ? four_best : four_best + 0.96 - (1.0 - 0.01 * excluded);
+    const PackingChoice start = greedy_packing(problem, excluded);
+    const auto searched = small_search(problem, excluded, start, 100);
+    ASSERT_TRUE(searched.has_value());
+    EXPECT_NEAR(searched->value, optimum, 1e-12);
+    const auto layered = layered_search(problem, excluded, start, 100);
+    ASSERT_TRUE(layered.has_value());
+    EXPECT_NEAR(layered->value, optimum, 1e-12);
+  }
 }
 
 TEST(SolverBruteForce, ShapeMatchesExhaustiveSearch) {
