@@ -11,11 +11,13 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
-//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc] [--symmetry]
+//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry]
 //
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
-// else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; shape
-// and cbc-shape solve the shape problem of the same bids (rows as shapes over their scope, core/bid.h),
+// else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
+// first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
+// dfsN+NAME with N nodes and N states; shape and cbc-shape solve the shape problem of the same bids
+// (rows as shapes over their scope, core/bid.h),
 // the others every row's GPUs literally; "disagree" compares with CBC on the same problem; --symmetry: solve
 // nothing, count the swaps of two GPUs or two slots that map an instance onto itself. Solvers run one after the other on each instance, so machine load hits them alike.
 #include <time.h>
@@ -154,9 +156,17 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // prices throughout (no subgradient steps at the nodes). "dfs+NAME": each solve first tries the
 // depth-first search of small_search.h (ThemisSettings::small_search_nodes nodes, the policy's default),
 // then NAME.
-std::string base_solver(const std::string& name) { return name.rfind("dfs+", 0) == 0 ? name.substr(4) : name; }
+// "dfsN+NAME": the same with N nodes (and N layered states).
+std::string base_solver(const std::string& name) {
+  if (name.rfind("dfs", 0) != 0) return name;
+  const auto plus = name.find('+');
+  return plus == std::string::npos ? name : name.substr(plus + 1);
+}
 std::int64_t small_search_nodes(const std::string& name) {
-  return name.rfind("dfs+", 0) == 0 ? ThemisSettings{}.small_search_nodes : 0;
+  if (name.rfind("dfs", 0) != 0 || name.find('+') == std::string::npos) return 0;
+  const std::string digits = name.substr(3, name.find('+') - 3);
+  if (digits.empty()) return ThemisSettings{}.small_search_nodes;
+  return std::stoll(digits);
 }
 
 bool solves_shapes(const std::string& full_name) {
