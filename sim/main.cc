@@ -44,6 +44,7 @@ struct Common {
   std::string filter = "offer-bounded";
   std::string idle_rho = "fair-share";
   long long small_search_nodes = 20000;
+  long long solver_max_nodes = 200000;
   std::string gang_reservation = "on";
   std::string gang_backfill = "off";
   double network_fraction = -1;
@@ -81,6 +82,10 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--small-search-nodes", c.small_search_nodes,
                   "Themis: each winner-determination solve first tries depth-first search up to this many nodes, "
                   "then the solver (0: the solver alone)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--solver-max-nodes", c.solver_max_nodes,
+                  "Themis: the solver's nodes per winner-determination solve; past them it keeps its best packing and "
+                  "reports the gap (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--gang-reservation", c.gang_reservation,
                   "Themis: on (the offer waits for the worst app's gang when it is wider than the offer) or off")
@@ -172,6 +177,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.gang_reservation = c.gang_reservation == "on";
   ps.gang_backfill = c.gang_backfill == "on";
   ps.small_search_nodes = c.small_search_nodes;
+  ps.solver_max_nodes = c.solver_max_nodes;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;

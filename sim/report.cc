@@ -47,6 +47,8 @@ ordered_json summary_object(const RunSummary& s) {
   j["auctions"] = s.stats.auctions;
   j["auction_offered_gpus"] = s.stats.auction_offered_gpus;
   j["auctions_worst_bidder_won_nothing"] = s.stats.auctions_worst_bidder_won_nothing;
+  j["auctions_unproven"] = s.stats.auctions_unproven;
+  j["max_auction_gap"] = r6(s.stats.max_auction_gap);
   return j;
 }
 

@@ -181,6 +181,10 @@ class Run {
       if (std::none_of(outcome.auction.winners.begin(), outcome.auction.winners.end(),
                        [worst](const arbiter::AuctionRecord::Winner& w) { return w.app == worst && !w.kept.empty(); }))
         ++stats_.auctions_worst_bidder_won_nothing;
+      if (outcome.auction.gap > 0) {
+        ++stats_.auctions_unproven;
+        stats_.max_auction_gap = std::max(stats_.max_auction_gap, outcome.auction.gap);
+      }
     }
     std::map<GpuIndex, const planner::PlannedLease*> leased;
     for (const planner::PlannedLease& lease : plan.leases) leased[lease.gpu] = &lease;

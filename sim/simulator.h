@@ -54,6 +54,10 @@ struct SimStats {
   long long auctions = 0;
   long long auction_offered_gpus = 0;
   long long auctions_worst_bidder_won_nothing = 0;
+  // Auctions whose winner determination stopped at its node cap (--solver-max-nodes) before proving the
+  // optimum, and the largest relative gap any of them reported.
+  long long auctions_unproven = 0;
+  double max_auction_gap = 0;
   Seconds start_time = 0;
   Seconds end_time = 0;
   // ∫ (GPUs the active apps' unfinished jobs could use) dt while apps arrive (first to last

@@ -57,6 +57,36 @@ TEST(Determinism, OutOfDateExpiryEntriesDoNotHoldTheClock) {
   EXPECT_TRUE(std::all_of(result.apps.begin(), result.apps.end(), [](const AppResult& a) { return a.finished; }));
 }
 
+// A node cap on the solver (themis-sim --solver-max-nodes) keeps a run reproducible and shows what it cost: the
+// auctions it stopped before proving their optimum are counted, with the largest gap. Without the cap (and
+// with the exact searches first, the default) every auction of the same workload is proven.
+TEST(Determinism, AuctionsStoppedAtTheNodeCapAreCounted) {
+  if (!std::filesystem::exists(THEMIS_PHILLY_CSV_PATH)) GTEST_SKIP() << "no Philly table at " << THEMIS_PHILLY_CSV_PATH;
+  const auto philly = load_philly_csv(THEMIS_PHILLY_CSV_PATH);
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  WorkloadOptions o;
+  o.apps = 30;
+  o.seed = 2;
+  o.cluster_gpus = cluster.size();
+  const auto apps = workload2(philly, o);
+  auto run = [&](long long small_search_nodes, long long solver_max_nodes) {
+    arbiter::policies::PolicySettings ps;
+    ps.small_search_nodes = small_search_nodes;
+    ps.solver_max_nodes = solver_max_nodes;
+    auto policy = arbiter::policies::make_policy("themis", ps);
+    SimSettings s;
+    s.seed = 2;
+    return simulate(cluster, apps, *policy, s).stats;
+  };
+  const SimStats capped = run(0, 1);
+  EXPECT_GT(capped.auctions_unproven, 0);
+  EXPECT_GT(capped.max_auction_gap, 0);
+  const SimStats exact = run(20000, 200000);
+  EXPECT_GT(exact.auctions, 0);
+  EXPECT_EQ(exact.auctions_unproven, 0);
+  EXPECT_EQ(exact.max_auction_gap, 0);
+}
+
 TEST(Workloads, Workload1HasThePaperShape) {
   if (!std::filesystem::exists(THEMIS_PHILLY_CSV_PATH)) GTEST_SKIP() << "no Philly table";
   const auto philly = load_philly_csv(THEMIS_PHILLY_CSV_PATH);
