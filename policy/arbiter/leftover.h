@@ -13,6 +13,12 @@
 //   and the leftover allow; an app none of whose jobs fits in what is left gets nothing, so GPUs are
 //   never granted to an app that cannot start a job on them (an app whose job is wider than the
 //   leftover no longer takes it all and leaves it idle). GPUs nobody can use stay idle, with the reason.
+// - Placement: a recipient that can say how well a set is placed for it (`model`, AppModel::placement_score)
+//   is not given a set it would run at under kMinLeftoverPlacementScore of the speed the best placed set of
+//   that size in the cluster would give it; it gets fewer whole jobs' worth, more locally placed, or nothing. Without a model (the coordinator's apps, whose
+//   slowdowns only their bids carry) every set counts as well placed. Why: an 8-GPU gang that runs 8×
+//   slower across machines holds eight GPUs for eight times as long, and the next event may free a machine
+//   (docs/arbiter.md, "Leftover").
 #include <span>
 #include <vector>
 
@@ -20,10 +26,14 @@
 
 namespace themis::arbiter {
 
+// Below this placement score (1/slowdown) a leftover set is not given (see above).
+inline constexpr double kMinLeftoverPlacementScore = 0.5;
+
 struct LeftoverRecipient {
   AppId app = 0;
   int demand = 0;     // GPUs it can still use
   int job_width = 1;  // GPUs one of its jobs needs; it is given whole jobs only
+  const AppModel* model = nullptr;  // says how well a set is placed for it; null: every set is
 };
 
 struct LeftoverResult {

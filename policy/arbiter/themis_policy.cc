@@ -75,7 +75,7 @@ RoundOutcome reserved_round(const RoundInput& input, const GangReservation& rese
     std::vector<LeftoverRecipient> others;
     for (AppModel* app : input.apps)
       if (app->id() != reservation.app && app->extra_demand() > 0)
-        others.push_back({app->id(), app->extra_demand(), app->gpus_per_job()});
+        others.push_back({app->id(), app->extra_demand(), app->gpus_per_job(), app});
     LeftoverResult lent = distribute_leftover(*input.cluster, input.free_gpus, std::move(others), {}, rng);
     for (Grant& grant : lent.grants) {
       grant.lease_fraction = fraction;
@@ -172,9 +172,9 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   std::vector<LeftoverRecipient> non_bidders, bidders;
   for (AppModel* app : input.apps) {
     if (took_part.contains(app->id()))
-      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()], app->gpus_per_job()});
+      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()], app->gpus_per_job(), app});
     else
-      non_bidders.push_back({app->id(), app->extra_demand(), app->gpus_per_job()});
+      non_bidders.push_back({app->id(), app->extra_demand(), app->gpus_per_job(), app});
   }
   LeftoverResult leftover = distribute_leftover(*input.cluster, std::move(pool), std::move(non_bidders),
                                                 std::move(bidders), rng);

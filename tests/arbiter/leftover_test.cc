@@ -95,5 +95,58 @@ TEST(Leftover, GrantsAreWholeJobs) {
   EXPECT_EQ(odd.idle.size(), 2u);
 }
 
+// An app whose jobs run 8x slower across machines (placement score 1/8 on a set spanning two).
+testing::ScriptedApp spread_averse(AppId id, int demand, int width, const Cluster& cluster) {
+  testing::ScriptedApp app(id, 2.0, demand);
+  app.set_gpus_per_job(width);
+  app.set_placement_score([&cluster](std::span<const GpuIndex> gpus) {
+    std::set<int> machines;
+    for (GpuIndex g : gpus) machines.insert(cluster.gpu(g).machine);
+    return machines.size() > 1 ? 0.125 : 1.0;
+  });
+  return app;
+}
+
+// Issue 13 ("leftover is never spread over apps that cannot use it"): a 4-GPU gang 8x slower across machines is
+// not given two GPUs of each machine while a machine could hold it; a placement-insensitive app takes them.
+TEST(Leftover, AGangIsNotGivenASetItWouldRunAtUnderHalfSpeed) {
+  const testing::ScriptedApp gang = spread_averse(10, 4, 4, kCluster);
+  Rng rng(1);
+  const auto alone = distribute_leftover(kCluster, {2, 3, 4, 5}, {{10, 4, 4, &gang}}, {}, rng);
+  EXPECT_TRUE(alone.grants.empty());
+  ASSERT_EQ(alone.idle.size(), 4u);
+  EXPECT_EQ(alone.idle[0].reason, "4 left, placed so that the 1 app(s) that want them would run at under 50% of their speed");
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    Rng order(seed);
+    const auto shared = distribute_leftover(kCluster, {2, 3, 4, 5}, {{10, 4, 4, &gang}, {11, 4, 2}}, {}, order);
+    ASSERT_EQ(shared.grants.size(), 1u) << seed;
+    EXPECT_EQ(shared.grants[0].app, 11);
+    EXPECT_EQ(shared.grants[0].gpus, (std::vector<GpuIndex>{2, 3, 4, 5}));
+  }
+}
+
+// Fewer whole jobs, better placed: two 8-GPU machines with four free GPUs each; an app of two 4-GPU jobs,
+// 8x slower across machines (scored here on the whole set), gets one machine's four, not all eight.
+TEST(Leftover, ASpreadAverseAppGetsFewerJobsOnOneMachine) {
+  const Cluster two_eights = testing::make_cluster(2, 4, 2, 2);  // machine 0 = GPUs 0..7
+  const testing::ScriptedApp gang = spread_averse(10, 8, 4, two_eights);
+  Rng rng(1);
+  const auto result = distribute_leftover(two_eights, {0, 1, 2, 3, 8, 9, 10, 11}, {{10, 8, 4, &gang}}, {}, rng);
+  ASSERT_EQ(result.grants.size(), 1u);
+  EXPECT_EQ(result.grants[0].gpus.size(), 4u);
+  EXPECT_EQ(two_eights.locality(result.grants[0].gpus), Locality::kSameMachine);
+  EXPECT_EQ(result.idle.size(), 4u);
+}
+
+// Where no machine could hold the gang (one GPU per server), a spread set is as good as any: it is given.
+TEST(Leftover, ASpreadSetIsGivenWhereNoBetterSetExists) {
+  const Cluster servers = testing::make_cluster(4, 1, 1, 4);
+  const testing::ScriptedApp gang = spread_averse(10, 4, 4, servers);
+  Rng rng(1);
+  const auto result = distribute_leftover(servers, {0, 1, 2, 3}, {{10, 4, 4, &gang}}, {}, rng);
+  ASSERT_EQ(result.grants.size(), 1u);
+  EXPECT_EQ(result.grants[0].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace themis::arbiter

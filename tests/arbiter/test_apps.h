@@ -33,9 +33,12 @@ class ScriptedApp final : public AppModel {
   Seconds remaining_service() const override { return 0; }
   Seconds remaining_time(std::span<const GpuIndex>) const override { return 0; }
   double loss_decrease(std::span<const GpuIndex>) const override { return 0; }
-  double placement_score(std::span<const GpuIndex>) const override { return 1; }
+  double placement_score(std::span<const GpuIndex> extra) const override {
+    return placement_score_ ? placement_score_(extra) : 1;
+  }
 
   void set_rho(double rho) { rho_ = rho; }
+  void set_placement_score(std::function<double(std::span<const GpuIndex>)> score) { placement_score_ = std::move(score); }
   void set_demand(int demand) { demand_ = demand; }
   void set_gpus_per_job(int width) { gpus_per_job_ = width; }
   void set_rigid_gangs(bool rigid) { rigid_ = rigid; }
@@ -47,6 +50,7 @@ class ScriptedApp final : public AppModel {
   double rho_;
   int demand_;
   BidFunction bid_;
+  std::function<double(std::span<const GpuIndex>)> placement_score_;  // empty: 1 everywhere
   int gpus_per_job_ = 1;
   bool rigid_ = false;
   int bids_asked_ = 0;
