@@ -90,7 +90,7 @@ class Search {
       // Earlier layers never change, so a state's chain of parents stays valid; a state is only replaced
       // by a better one for the same taken GPUs.
       auto offer = [&](std::uint64_t key, double value, int parent, int row, int taken) {
-        if (value + std::min(suffix_[k + 1], size_bound(k + 1, units_ - taken)) <= incumbent + kImprovementTolerance)
+        if (value + size_bound(k + 1, units_ - taken) <= incumbent + kImprovementTolerance)
           return;  // the bound is >= 0: nor is it better
         const std::size_t h = entry(key);
         int at;
@@ -114,8 +114,7 @@ class Search {
       };
       for (std::size_t s = 0; s < layers[k].size(); ++s) {
         const State state = layers[k][s];
-        const double bound = std::min(suffix_[k], size_bound(k, units_ - state.taken));
-        if (state.value + bound <= incumbent + kImprovementTolerance) continue;
+        if (state.value + size_bound(k, units_ - state.taken) <= incumbent + kImprovementTolerance) continue;
         offer(state.key, state.value, static_cast<int>(s), -1, state.taken);
         for (int r : order_[k].rows) {
           const PackingRow& row = problem_.bidders[bi].rows[static_cast<std::size_t>(r)];
@@ -253,7 +252,7 @@ class Search {
   // so never below the optimum of the real problem), tabled once per solve for every k and free count.
   // Free counts beyond the later bidders' widest rows summed add nothing, so the table stops there; past
   // kMaxSizeBoundWork steps to build it (the largest auctions, where the search gives up anyway) there is
-  // no table and the bound is the best rows' sum.
+  // no table and the bound is the best rows' sum. Either way it is at most that sum (suffix_[k]).
   static constexpr std::size_t kMaxSizeBoundWork = std::size_t{1} << 22;
   void tabulate_size_bound() {
     int units = 0, widest = 0;
