@@ -22,7 +22,8 @@ import time
 
 def start(binary, ckpt, hidden, job):
     env = dict(os.environ)
-    for k in ("THEMIS_RANK", "RANK", "THEMIS_WORLD_SIZE", "WORLD_SIZE", "THEMIS_REPORT_ENDPOINT", "THEMIS_HPARAMS"):
+    for k in ("THEMIS_RANK", "RANK", "THEMIS_WORLD_SIZE", "WORLD_SIZE", "THEMIS_REPORT_ENDPOINT",
+              "THEMIS_REPORT_SERVER_KEY", "THEMIS_REPORT_PUBLIC_KEY", "THEMIS_REPORT_SECRET_KEY", "THEMIS_HPARAMS"):
         env.pop(k, None)
     env.update({"THEMIS_CHECKPOINT_DIR": ckpt, "THEMIS_JOB_ID": job})
     args = [binary, "--model", "mlp", "--hidden", str(hidden), "--batch-size", "32", "--iterations", "1000000",

@@ -37,12 +37,12 @@ std::optional<JobName> parse_job_name(std::string_view name) {
 }
 
 AppSession::AppSession(const Cluster& cluster, const AgentConfig& config,
-                       std::vector<std::map<std::string, std::string>> hparams, std::string report_endpoint,
+                       std::vector<std::map<std::string, std::string>> hparams, std::map<std::string, std::string> report_env,
                        Seconds start, int active_apps)
     : config_(config),
       agent_(cluster, config, start, active_apps),
       hparams_(std::move(hparams)),
-      report_endpoint_(std::move(report_endpoint)) {
+      report_env_(std::move(report_env)) {
   hparams_.resize(static_cast<std::size_t>(config.scheduler.jobs));
   stopped_early_told_.assign(hparams_.size(), false);
 }
@@ -181,7 +181,7 @@ std::vector<JobLaunch> AppSession::take_launches(Seconds now) {
     JobLaunch j{launch.job, launch.attempt, launch.gpus, {}};
     j.env["THEMIS_HPARAMS"] = hparams_json(hparams_[static_cast<std::size_t>(launch.job)], launch.iterations);
     j.env["THEMIS_JOB_ID"] = job_name(launch.job, launch.attempt);
-    if (!report_endpoint_.empty()) j.env["THEMIS_REPORT_ENDPOINT"] = report_endpoint_;
+    j.env.insert(report_env_.begin(), report_env_.end());
     out.push_back(std::move(j));
   }
   return out;

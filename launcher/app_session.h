@@ -42,8 +42,10 @@ struct AppStatus {
 class AppSession {
  public:
   // `hparams[j]`: job j's hyper-parameters as the spec wrote them.
+  // `report_env`: added to every launch's environment so that its ranks report to this launcher
+  // (THEMIS_REPORT_ENDPOINT and, in CURVE mode, the keys of ReportSecurity::worker_env); empty: none.
   AppSession(const Cluster& cluster, const AgentConfig& config, std::vector<std::map<std::string, std::string>> hparams,
-             std::string report_endpoint, Seconds start, int active_apps);
+             std::map<std::string, std::string> report_env, Seconds start, int active_apps);
 
   Bid on_offer(const Offer& offer, int active_apps, Seconds now);
   // `probe`: the grant is the app's first-iteration probe (Agent::set_held_gpus).
@@ -97,7 +99,7 @@ class AppSession {
   AgentConfig config_;
   Agent agent_;
   std::vector<std::map<std::string, std::string>> hparams_;
-  std::string report_endpoint_;
+  std::map<std::string, std::string> report_env_;
   std::map<std::pair<int, int>, Attempt> attempts_;  // (job, attempt)
   int dropped_reports_ = 0;
   std::vector<bool> stopped_early_told_;

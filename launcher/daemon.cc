@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -50,8 +51,15 @@ LauncherDaemon::LauncherDaemon(const DaemonOptions& options)
   }
   dealer_.set(zmq::sockopt::linger, 1000);
   dealer_.connect(options.coordinator);
-  reports_ = std::make_unique<ReportReceiver>(context_, options.report_bind);
+  std::function<void(zmq::socket_t&)> secure_reports;
+  if (!options.insecure) {
+    report_security_ = std::make_unique<ReportSecurity>(context_);
+    secure_reports = [this](zmq::socket_t& pull) { report_security_->secure(pull); };
+    report_env_ = report_security_->worker_env();
+  }
+  reports_ = std::make_unique<ReportReceiver>(context_, options.report_bind, secure_reports);
   report_endpoint_ = advertised(reports_->endpoint(), options.report_address);
+  report_env_["THEMIS_REPORT_ENDPOINT"] = report_endpoint_;
 }
 
 LauncherDaemon::~LauncherDaemon() = default;
@@ -127,7 +135,7 @@ void LauncherDaemon::attach() {
       config.max_restarts = launch_spec.max_restarts;
       config.lease_seconds = attached.getLeaseMs() / 1000.0;
       config.default_serial_iter_time = launch_spec.serial_iter_time;
-      session_ = std::make_unique<AppSession>(cluster_, config, std::move(hparams), report_endpoint_,
+      session_ = std::make_unique<AppSession>(cluster_, config, std::move(hparams), report_env_,
                                               attached.getSubmittedAt(), static_cast<int>(attached.getActiveApps()));
       for (const auto job : attached.getJobs()) {
         session_->restore_attempt(static_cast<int>(job.getJob()), static_cast<int>(job.getAttempt()));
@@ -154,9 +162,10 @@ void LauncherDaemon::attach() {
         spdlog::info("job {} attempt {}: left running by an earlier launcher; stopping it to resume from its checkpoint",
                      job.getJob(), job.getAttempt());
       }
-      spdlog::info("attached to app {} ({}): {} jobs, {} scheduler, {} GPUs per job, cluster of {} GPUs; reports on {}",
+      spdlog::info("attached to app {} ({}): {} jobs, {} scheduler, {} GPUs per job, cluster of {} GPUs; reports on {}{}",
                    options_.app, name, config.scheduler.jobs, to_string(config.scheduler.kind), config.gpus_per_job,
-                   cluster_.size(), report_endpoint_);
+                   cluster_.size(), report_endpoint_,
+                   report_security_ ? " (CURVE: only this launcher's workers)" : " (insecure mode: loopback only)");
       return;
     }
     if (std::chrono::steady_clock::now() > deadline) {

@@ -13,6 +13,7 @@
 #include "core/topology.h"
 #include "launcher/app_session.h"
 #include "launcher/report_receiver.h"
+#include "launcher/report_security.h"
 #include "net/envelope.h"
 
 namespace themis::launcher {
@@ -48,8 +49,10 @@ class LauncherDaemon {
   DaemonOptions options_;
   zmq::context_t context_;
   zmq::socket_t dealer_;
+  std::unique_ptr<ReportSecurity> report_security_;  // CURVE mode only; outlives the report socket
   std::unique_ptr<ReportReceiver> reports_;
   std::string report_endpoint_;
+  std::map<std::string, std::string> report_env_;  // what every launched rank needs to report here
   Cluster cluster_;
   std::unique_ptr<AppSession> session_;
   std::atomic<bool> stop_{false};

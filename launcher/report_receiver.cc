@@ -2,10 +2,12 @@
 
 namespace themis::launcher {
 
-ReportReceiver::ReportReceiver(zmq::context_t& context, const std::string& endpoint)
+ReportReceiver::ReportReceiver(zmq::context_t& context, const std::string& endpoint,
+                               const std::function<void(zmq::socket_t&)>& before_bind)
     : socket_(context, zmq::socket_type::pull) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::rcvhwm, 100000);
+  if (before_bind) before_bind(socket_);
   socket_.bind(endpoint);
   endpoint_ = socket_.get(zmq::sockopt::last_endpoint);
 }

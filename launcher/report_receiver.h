@@ -11,7 +11,9 @@ namespace themis::launcher {
 class ReportReceiver {
  public:
   // Binds `endpoint` (e.g. tcp://127.0.0.1:* for a free port); endpoint() is the address bound.
-  ReportReceiver(zmq::context_t& context, const std::string& endpoint);
+  // `before_bind` may set the socket's security first (ReportSecurity::secure in CURVE mode).
+  ReportReceiver(zmq::context_t& context, const std::string& endpoint,
+                 const std::function<void(zmq::socket_t&)>& before_bind = {});
   const std::string& endpoint() const { return endpoint_; }
   zmq::socket_t& socket() { return socket_; }
   // Hands every line received so far to `on_line`, without waiting. Returns the number of lines.

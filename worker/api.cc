@@ -83,8 +83,9 @@ Session::Session(WorkerEnv env, SessionOptions options) : env_(std::move(env)) {
     ::sigaction(SIGTERM, &action, nullptr);
     ::sigaction(SIGINT, &action, nullptr);
   }
-  reporter_ = env_.report_endpoint.empty() ? make_stdout_reporter(env_.job_id, env_.rank)
-                                           : make_zmq_reporter(env_.job_id, env_.rank, env_.report_endpoint);
+  reporter_ = env_.report_endpoint.empty()
+                  ? make_stdout_reporter(env_.job_id, env_.rank)
+                  : make_zmq_reporter(env_.job_id, env_.rank, env_.report_endpoint, env_.report_keys);
   if (!env_.checkpoint_dir.empty()) {
     store_ = std::make_unique<checkpoint::CheckpointStore>(env_.checkpoint_dir, options.keep_checkpoints);
     if (env_.rank == 0) store_->remove_temporaries();  // only rank 0 ever writes here

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 namespace themis::worker {
 namespace {
@@ -28,6 +29,34 @@ std::optional<std::pair<std::string, std::string>> first_set(const EnvLookup& lo
     if (auto v = lookup(name); v && !v->empty()) return std::make_pair(std::string(name), *v);
   }
   return std::nullopt;
+}
+
+bool is_z85_key(const std::string& text) {
+  static constexpr std::string_view kZ85 =
+      "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+  return text.size() == 40 && text.find_first_not_of(kZ85) == std::string::npos;
+}
+
+// All three keys or none; a key's value is never quoted in an error (one of them is secret).
+ReportCurveKeys report_keys_from(const EnvLookup& lookup) {
+  const char* names[] = {"THEMIS_REPORT_SERVER_KEY", "THEMIS_REPORT_PUBLIC_KEY", "THEMIS_REPORT_SECRET_KEY"};
+  std::string values[3];
+  int set = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (auto v = lookup(names[k]); v && !v->empty()) {
+      if (!is_z85_key(*v)) throw ConfigError(std::string(names[k]) + ": not a CURVE key (40 characters of Z85)");
+      values[k] = *v;
+      ++set;
+    }
+  }
+  if (set == 0) return {};
+  for (int k = 0; k < 3; ++k) {
+    if (values[k].empty()) {
+      throw ConfigError(std::string(names[k]) + " is not set, but the other THEMIS_REPORT_*_KEY variables are: "
+                        "reporting with CURVE needs all three");
+    }
+  }
+  return {values[0], values[1], values[2]};
 }
 
 }  // namespace
@@ -91,6 +120,7 @@ WorkerEnv worker_env_from(const EnvLookup& lookup) {
   }
   if (auto v = first_set(lookup, {"THEMIS_CHECKPOINT_DIR"})) env.checkpoint_dir = v->second;
   if (auto v = first_set(lookup, {"THEMIS_REPORT_ENDPOINT"})) env.report_endpoint = v->second;
+  env.report_keys = report_keys_from(lookup);
   if (auto v = first_set(lookup, {"THEMIS_DIST_BACKEND"})) {
     if (v->second != "gloo" && v->second != "nccl") {
       throw ConfigError("THEMIS_DIST_BACKEND=" + v->second + ": expected gloo or nccl");

@@ -11,6 +11,9 @@
 //   THEMIS_ATTEMPT                        restart count (informational; resume is automatic)
 //   THEMIS_CHECKPOINT_DIR                 checkpoint directory (read and written by rank 0)
 //   THEMIS_REPORT_ENDPOINT                ZeroMQ endpoint of the launcher's PULL socket; unset: stdout
+//   THEMIS_REPORT_SERVER_KEY              CURVE (Z85): the report socket's public key, and this rank's
+//   THEMIS_REPORT_PUBLIC_KEY              public and secret key; all three or none (none: no CURVE, as a
+//   THEMIS_REPORT_SECRET_KEY              launcher in the loopback-only insecure mode binds it)
 //   THEMIS_COMM_TIMEOUT_S                 a collective stuck this long fails the job       default 60
 //   THEMIS_RENDEZVOUS_TIMEOUT_S           waiting for all ranks to join                   default 300
 //   THEMIS_DIST_BACKEND                   gloo (CPU) | nccl (cuda:0, needs a CUDA LibTorch) default gloo
@@ -35,6 +38,14 @@ struct Rendezvous {
   std::string path;  // kFile
 };
 
+// The keys a rank presents to its launcher's CURVE report socket (launcher/report_security.h).
+struct ReportCurveKeys {
+  std::string server_key;  // the socket's public key
+  std::string public_key;
+  std::string secret_key;
+  bool empty() const { return server_key.empty(); }
+};
+
 struct WorkerEnv {
   int rank = 0;
   int world_size = 1;
@@ -43,6 +54,7 @@ struct WorkerEnv {
   int attempt = 0;
   std::string checkpoint_dir;   // empty: no checkpoints
   std::string report_endpoint;  // empty: JSON lines on stdout
+  ReportCurveKeys report_keys;  // empty: the report socket has no CURVE
   std::string backend = "gloo";  // gloo | nccl
   std::string gloo_interface;   // empty: derived from the rendezvous host
   std::chrono::seconds comm_timeout{60};

@@ -43,10 +43,15 @@ class ZmqPushReporter final : public Reporter {
   static constexpr std::chrono::milliseconds kBatchAge{200};
   static constexpr std::size_t kMaxPendingBytes = std::size_t{4} << 20;
 
-  ZmqPushReporter(std::string job, int rank, const std::string& endpoint)
+  ZmqPushReporter(std::string job, int rank, const std::string& endpoint, const ReportCurveKeys& keys)
       : job_(std::move(job)), rank_(rank), context_(1), socket_(context_, zmq::socket_type::push) {
     socket_.set(zmq::sockopt::sndhwm, 1000);
     socket_.set(zmq::sockopt::linger, 1000);  // on close, give queued reports a second to leave
+    if (!keys.empty()) {
+      socket_.set(zmq::sockopt::curve_serverkey, keys.server_key);
+      socket_.set(zmq::sockopt::curve_publickey, keys.public_key);
+      socket_.set(zmq::sockopt::curve_secretkey, keys.secret_key);
+    }
     socket_.connect(endpoint);
   }
   ~ZmqPushReporter() override { flush(); }
@@ -112,8 +117,9 @@ std::unique_ptr<Reporter> make_stdout_reporter(std::string job, int rank, std::s
   return std::make_unique<StdoutReporter>(std::move(job), rank, batch == 0 ? 1 : batch);
 }
 
-std::unique_ptr<Reporter> make_zmq_reporter(std::string job, int rank, const std::string& endpoint) {
-  return std::make_unique<ZmqPushReporter>(std::move(job), rank, endpoint);
+std::unique_ptr<Reporter> make_zmq_reporter(std::string job, int rank, const std::string& endpoint,
+                                            const ReportCurveKeys& keys) {
+  return std::make_unique<ZmqPushReporter>(std::move(job), rank, endpoint, keys);
 }
 
 std::unique_ptr<Reporter> make_null_reporter() { return std::make_unique<NullReporter>(); }

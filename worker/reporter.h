@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "worker/env.h"
 #include "worker/report_format.h"
 
 namespace themis::worker {
@@ -27,7 +28,9 @@ std::unique_ptr<Reporter> make_stdout_reporter(std::string job, int rank, std::s
 
 // ZeroMQ PUSH connected to `endpoint` (e.g. tcp://launcher:5601). Batches up to 64 records or 200 ms
 // per message; never blocks the loop (sends with ZMQ_DONTWAIT, keeps up to 4 MiB pending, then drops).
-std::unique_ptr<Reporter> make_zmq_reporter(std::string job, int rank, const std::string& endpoint);
+// With `keys`, a CURVE client of a launcher's secured report socket (launcher/report_security.h).
+std::unique_ptr<Reporter> make_zmq_reporter(std::string job, int rank, const std::string& endpoint,
+                                            const ReportCurveKeys& keys = {});
 
 // Discards everything (benchmarks).
 std::unique_ptr<Reporter> make_null_reporter();

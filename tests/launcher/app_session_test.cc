@@ -48,7 +48,7 @@ TEST(AppSession, JobNamesCarryTheAttempt) {
 
 TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
   const auto cluster = testing::two_rack_cluster();
-  AppSession session(cluster, two_gpu_job(), {{{"lr", "0.1"}, {"model", "mlp"}}}, "tcp://127.0.0.1:5999", 0, 1);
+  AppSession session(cluster, two_gpu_job(), {{{"lr", "0.1"}, {"model", "mlp"}}}, {{"THEMIS_REPORT_ENDPOINT", "tcp://127.0.0.1:5999"}}, 0, 1);
   session.on_leases({0, 1}, 1);
   auto launches = session.take_launches();
   ASSERT_EQ(launches.size(), 1U);
@@ -98,7 +98,7 @@ TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
 
 TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
   const auto cluster = testing::two_rack_cluster();
-  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  AppSession session(cluster, two_gpu_job(), {{}}, {}, 0, 1);
   session.on_leases({0, 1}, 1);
   ASSERT_EQ(session.take_launches().size(), 1U);
   session.on_report_line(event_line("42_0@1", 0, 50, "exit", {{"status", "completed"}}), 2);
@@ -110,7 +110,7 @@ TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
 
 TEST(AppSession, ACleanExitOfAStopTheCoordinatorOrderedIsAPreemptionEvenWithoutRankZerosStatus) {
   const auto cluster = testing::two_rack_cluster();
-  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  AppSession session(cluster, two_gpu_job(), {{}}, {}, 0, 1);
   session.on_leases({0, 1}, 1);
   ASSERT_EQ(session.take_launches().size(), 1U);
   // The launcher was not listening: its lease ran out, the coordinator stopped the job, and the exits come
@@ -124,7 +124,7 @@ TEST(AppSession, ACleanExitOfAStopTheCoordinatorOrderedIsAPreemptionEvenWithoutR
 
 TEST(AppSession, AnOrderedStopThatKillsRanksStillLoadingIsAPreemptionNotAFailure) {
   const auto cluster = testing::two_rack_cluster();
-  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  AppSession session(cluster, two_gpu_job(), {{}}, {}, 0, 1);
   session.on_leases({0, 1}, 1);
   ASSERT_EQ(session.take_launches().size(), 1U);
   // The lease ended while both ranks were still starting: the stop's SIGTERM killed them before their
@@ -141,7 +141,7 @@ TEST(AppSession, AnOrderedStopThatKillsRanksStillLoadingIsAPreemptionNotAFailure
 
 TEST(AppSession, ARankKilledAfterOutlivingAnOrderedStopIsStillAFailure) {
   const auto cluster = testing::two_rack_cluster();
-  AppSession session(cluster, two_gpu_job(), {{}}, "", 0, 1);
+  AppSession session(cluster, two_gpu_job(), {{}}, {}, 0, 1);
   session.on_leases({0, 1}, 1);
   ASSERT_EQ(session.take_launches().size(), 1U);
   session.on_rank_exit(0, 1, 0, 0, SIGTERM, true, 2);
@@ -156,7 +156,7 @@ TEST(AppSession, ARestartedSessionResumesTheSchedulerFromTheSavedState) {
   const auto cluster = testing::two_rack_cluster();
   const AgentConfig config{.app = 42, .scheduler = {SchedulerKind::kSuccessiveHalving, 4, {10, 20, 40}}, .gpus_per_job = 1,
                            .lease_seconds = 30, .default_serial_iter_time = 0.5};
-  AppSession first(cluster, config, {{}, {}, {}, {}}, "", 0, 1);
+  AppSession first(cluster, config, {{}, {}, {}, {}}, {}, 0, 1);
   first.on_leases({0, 1, 2, 3}, 1);
   ASSERT_EQ(first.take_launches().size(), 4U);
   const double losses[] = {0.9, 0.3, 0.5, 0.1};
@@ -178,7 +178,7 @@ TEST(AppSession, ARestartedSessionResumesTheSchedulerFromTheSavedState) {
   first.on_report_line(iteration_line("42_3@2", 0, 15, 0.1, 0.2), 3);
   EXPECT_EQ(first.saved_state(), saved);
 
-  AppSession second(cluster, config, {{}, {}, {}, {}}, "", 0, 1);
+  AppSession second(cluster, config, {{}, {}, {}, {}}, {}, 0, 1);
   for (int j = 0; j < 4; ++j) second.restore_attempt(j, j == 1 || j == 3 ? 2 : 1);
   second.restore_state(saved);
   EXPECT_EQ(second.agent().scheduler().phase(), 1);
@@ -212,7 +212,7 @@ TEST(AppSession, WorkerReporterReachesTheReceiver) {
   const auto cluster = testing::two_rack_cluster();
   auto config = two_gpu_job();
   config.gpus_per_job = 1;
-  AppSession session(cluster, config, {{}}, receiver.endpoint(), 0, 1);
+  AppSession session(cluster, config, {{}}, {{"THEMIS_REPORT_ENDPOINT", receiver.endpoint()}}, 0, 1);
   session.on_leases({3}, 0);
   ASSERT_EQ(session.take_launches().size(), 1U);
   {

@@ -85,5 +85,35 @@ TEST(WorkerEnv, ErrorsNameTheVariable) {
   EXPECT_EQ(error_of({{"THEMIS_COMM_TIMEOUT_S", "0"}}), "THEMIS_COMM_TIMEOUT_S=0: must be in [1, 86400]");
 }
 
+// Three Z85 keys of 40 characters (not a real key pair: the environment only checks their form).
+const std::string kServer = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+const std::string kPublic = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
+const std::string kSecret = "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs";
+
+TEST(WorkerEnv, ReportKeysAreAllThreeOrNone) {
+  EXPECT_TRUE(from({{"THEMIS_REPORT_ENDPOINT", "tcp://h:1"}}).report_keys.empty());
+  const WorkerEnv e = from({{"THEMIS_REPORT_ENDPOINT", "tcp://h:1"},
+                            {"THEMIS_REPORT_SERVER_KEY", kServer},
+                            {"THEMIS_REPORT_PUBLIC_KEY", kPublic},
+                            {"THEMIS_REPORT_SECRET_KEY", kSecret}});
+  EXPECT_FALSE(e.report_keys.empty());
+  EXPECT_EQ(e.report_keys.server_key, kServer);
+  EXPECT_EQ(e.report_keys.public_key, kPublic);
+  EXPECT_EQ(e.report_keys.secret_key, kSecret);
+  EXPECT_EQ(error_of({{"THEMIS_REPORT_SERVER_KEY", kServer}, {"THEMIS_REPORT_PUBLIC_KEY", kPublic}}),
+            "THEMIS_REPORT_SECRET_KEY is not set, but the other THEMIS_REPORT_*_KEY variables are: reporting with "
+            "CURVE needs all three");
+}
+
+TEST(WorkerEnv, AMalformedReportKeyIsNamedButNeverQuoted) {
+  const std::string bad = kSecret.substr(0, 39) + "~";  // '~' is not a Z85 character
+  const std::string error = error_of(
+      {{"THEMIS_REPORT_SERVER_KEY", kServer}, {"THEMIS_REPORT_PUBLIC_KEY", kPublic}, {"THEMIS_REPORT_SECRET_KEY", bad}});
+  EXPECT_EQ(error, "THEMIS_REPORT_SECRET_KEY: not a CURVE key (40 characters of Z85)");
+  EXPECT_EQ(error.find(bad.substr(0, 10)), std::string::npos);
+  EXPECT_EQ(error_of({{"THEMIS_REPORT_SERVER_KEY", kServer.substr(1)}}),
+            "THEMIS_REPORT_SERVER_KEY: not a CURVE key (40 characters of Z85)");
+}
+
 }  // namespace
 }  // namespace themis::worker

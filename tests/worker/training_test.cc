@@ -119,5 +119,50 @@ TEST(Training, ReportsReachAZeroMqPullSocket) {
   }
 }
 
+// The launcher's report socket in CURVE mode (launcher/report_security.h): a rank given the three keys in its
+// environment completes the handshake and reports every iteration; the server admits no other mechanism.
+TEST(Training, ReportsReachACurveReportSocketWithTheKeysFromTheEnvironment) {
+  TempDir dir;
+  char server_public[41], server_secret[41], rank_public[41], rank_secret[41];
+  ASSERT_EQ(zmq_curve_keypair(server_public, server_secret), 0) << "libzmq without CURVE";
+  ASSERT_EQ(zmq_curve_keypair(rank_public, rank_secret), 0);
+  zmq::context_t context;
+  zmq::socket_t pull(context, zmq::socket_type::pull);
+  pull.set(zmq::sockopt::curve_server, 1);
+  pull.set(zmq::sockopt::curve_secretkey, std::string(server_secret));
+  pull.bind("tcp://127.0.0.1:*");
+  JobAttempt job;
+  job.world_size = 1;
+  job.args = {"--iterations", "40"};
+  job.env["THEMIS_REPORT_ENDPOINT"] = pull.get(zmq::sockopt::last_endpoint);
+  job.env["THEMIS_REPORT_SERVER_KEY"] = server_public;
+  job.env["THEMIS_REPORT_PUBLIC_KEY"] = rank_public;
+  job.env["THEMIS_REPORT_SECRET_KEY"] = rank_secret;
+  const auto ranks = launch(job, dir.path(), "curve");
+
+  std::vector<std::int64_t> iterations;
+  std::string exit_status;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (exit_status.empty() && std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    zmq::message_t message;
+    while (pull.recv(message, zmq::recv_flags::dontwait)) {
+      std::istringstream lines(message.to_string());
+      std::string line;
+      while (std::getline(lines, line)) {
+        const Report r = parse_report_line(line);
+        if (r.iteration) iterations.push_back(r.iteration->iteration);
+        if (r.event && r.event->event == "exit") exit_status = r.event->fields.at("status");
+      }
+    }
+  }
+  const auto exits = wait_all(ranks, seconds(30));
+  EXPECT_TRUE(exits[0].exited && exits[0].code == 0);
+  EXPECT_EQ(exit_status, "completed");
+  ASSERT_EQ(iterations.size(), 40U);
+  EXPECT_EQ(iterations.back(), 40);
+}
+
 }  // namespace
 }  // namespace themis::worker::testing
