@@ -126,7 +126,8 @@ void Coordinator::on_bid(const std::string& routing_id, const Caller& /*caller*/
   }
   Bid out{app, bid.getRhoNoNew(), {}};
   for (const auto row : bid.getRows()) {
-    BidRow r{{}, row.getRho()};
+    // An unknown scope value stays as sent, so that validation drops the row and says why.
+    BidRow r{{}, row.getRho(), static_cast<ShapeScope>(row.getScope())};
     for (const auto g : row.getGpus()) r.gpus.push_back(g);
     out.rows.push_back(std::move(r));
   }

@@ -203,6 +203,7 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
       auto rows = bid_msg.initRows(static_cast<unsigned>(bid.rows.size()));
       for (std::size_t r = 0; r < bid.rows.size(); ++r) {
         rows[static_cast<unsigned>(r)].setRho(bid.rows[r].rho);
+        rows[static_cast<unsigned>(r)].setScope(static_cast<std::uint8_t>(bid.rows[r].scope));
         auto gpus = rows[static_cast<unsigned>(r)].initGpus(static_cast<unsigned>(bid.rows[r].gpus.size()));
         for (std::size_t g = 0; g < bid.rows[r].gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), bid.rows[r].gpus[g]);
       }

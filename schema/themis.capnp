@@ -166,6 +166,9 @@ struct OfferMsg {
 struct BidRowMsg {
   gpus @0 :List(Int32);
   rho @1 :Float64;
+  scope @2 :UInt8;                   # how far gpus are interchangeable (core/bid.h ShapeScope): 0 exact (only
+                                     # these GPUs; what a sender without the field means), 1 slot, 2 machine,
+                                     # 3 rack, 4 anywhere; the bid's validation drops a row with another value
 }
 
 struct BidMsg {

@@ -45,6 +45,7 @@ struct Common {
   std::string idle_rho = "fair-share";
   long long small_search_nodes = 20000;
   long long solver_max_nodes = 200000;
+  std::string shapes = "on";
   std::string gang_reservation = "on";
   std::string gang_backfill = "off";
   double network_fraction = -1;
@@ -87,6 +88,10 @@ void add_common(CLI::App* cmd, Common& c) {
                   "Themis: the solver's nodes per winner-determination solve; past them it keeps its best packing and "
                   "reports the gap (0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shapes", c.shapes,
+                  "Themis: on (bid rows as shapes: interchangeable GPUs are one row, concrete GPUs chosen after the "
+                  "auction) or off (every row's GPUs literally)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--gang-reservation", c.gang_reservation,
                   "Themis: on (the offer waits for the worst app's gang when it is wider than the offer) or off")
       ->check(CLI::IsMember({"on", "off"}));
@@ -178,6 +183,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.gang_backfill = c.gang_backfill == "on";
   ps.small_search_nodes = c.small_search_nodes;
   ps.solver_max_nodes = c.solver_max_nodes;
+  ps.shape_bids = c.shapes == "on";
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;

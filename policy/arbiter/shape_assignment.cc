@@ -57,7 +57,7 @@ std::vector<std::vector<GpuIndex>> assign_shapes(const Cluster& cluster, const S
     }
     if (static_cast<int>(rest.size()) < need)
       throw std::logic_error("shape assignment: a group is asked for more GPUs than it has free");
-    for (GpuIndex g : most_local_subset(cluster, rest, need, GroupPreference::kDensest)) {
+    for (GpuIndex g : most_local_subset(cluster, rest, need, GroupPreference::kBestFit)) {
       mine.push_back(g);
       taken.insert(g);
     }

@@ -112,7 +112,7 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
 
   // The shape solver reads rows as shapes (a row's scope, core/bid.h) and picks concrete GPUs after
   // the auction; the others take every row's GPUs literally.
-  const bool shapes = settings_.solver == SolverKind::kShape;
+  const bool shapes = settings_.solver == SolverKind::kShape || settings_.shape_bids;
   ShapeProblem shaped;
   if (shapes) shaped = make_shape_problem(*input.cluster, offer, valid.accepted, settings_.max_rows_per_bidder);
   const PackingProblem problem =

@@ -36,6 +36,10 @@ struct ThemisSettings {
   // finishes, and runs `solver` only when it does not; <= 0: always `solver` (docs/performance.md).
   std::int64_t small_search_nodes = 20000;
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
+  // Rows as shapes (shape_problem.h) for every solver, not only `shape`: interchangeable bundles are one
+  // row, concrete GPUs are chosen after the auction (docs/arbiter.md, "Shapes"; measured in
+  // docs/performance.md, "Shapes by default"). false: every row's GPUs literally.
+  bool shape_bids = true;
   Seconds lease_duration = kDefaultLeaseDuration;
   // When the worst-ranked app's narrowest waiting gang is wider than the offer, the offered GPUs wait
   // for it (idle) instead of going to narrower apps, until leases ending add up to its gang

@@ -33,7 +33,13 @@ const char* lease_kind_name(LeaseKind k) {
 
 json bid_to_json(const Bid& bid) {
   json rows = json::array();
-  for (const BidRow& row : bid.rows) rows.push_back({{"gpus", row.gpus}, {"rho", row.rho}});
+  for (const BidRow& row : bid.rows) {
+    json r = {{"gpus", row.gpus}, {"rho", row.rho}};
+    // A wider scope than exact (core/bid.h ShapeScope, 1 slot to 4 anywhere, as on the wire) changes the
+    // auction, so a replay needs it; exact rows leave it out, as records written before it did.
+    if (row.scope != ShapeScope::kExact) r["scope"] = static_cast<int>(row.scope);
+    rows.push_back(std::move(r));
+  }
   return {{"rho_no_new", bid.rho_no_new}, {"rows", rows}};
 }
 
@@ -158,7 +164,15 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
       if (a.contains("bid")) {
         const json& b = a.at("bid");
         bid = Bid{app.id, get<double>(b, "rho_no_new"), {}};
-        for (const json& row : field(b, "rows")) bid->rows.push_back({get<std::vector<GpuIndex>>(row, "gpus"), get<double>(row, "rho")});
+        for (const json& row : field(b, "rows")) {
+          bid->rows.push_back({get<std::vector<GpuIndex>>(row, "gpus"), get<double>(row, "rho")});
+          if (row.contains("scope")) {
+            const int scope = get<int>(row, "scope");
+            if (scope < static_cast<int>(ShapeScope::kExact) || scope > static_cast<int>(ShapeScope::kAnywhere))
+              throw std::invalid_argument("field \"scope\": " + std::to_string(scope) + " is not 0 (exact) to 4 (anywhere)");
+            bid->rows.back().scope = static_cast<ShapeScope>(scope);
+          }
+        }
       }
       record->models.push_back(std::make_unique<RecordedAppModel>(app.id, get<double>(a, "rho"), get<int>(a, "demand"), std::move(bid),
                                                                    app.gpus_per_job));

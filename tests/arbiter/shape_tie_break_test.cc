@@ -4,6 +4,7 @@
 // job runs on, so it keeps them), never the app ids: each case runs with the ids both ways.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/rng.h"
@@ -71,6 +72,24 @@ TEST(ShapeTieBreak, AnAppKeepsTheGpusItNamesWhateverTheIds) {
     ASSERT_EQ(kept.size(), 2u);
     EXPECT_EQ(kept.at(on_m2), (std::vector<GpuIndex>{6, 7}));
     EXPECT_EQ(kept.at(on_m1), (std::vector<GpuIndex>{4, 5}));
+  }
+}
+
+TEST(ShapeTieBreak, AShapeWhoseNamedGpusAreTakenFillsTheSmallestBlockThatHoldsIt) {
+  // GPUs 0-3 on m0, 4-5 on m1, 6 on m2 (7 busy). Two 1-GPU apps both name GPU 6, which the bidder library
+  // names because it is the fullest machine's; one gets it, the other lands on m1, so that m0 stays whole.
+  const Cluster cluster = tie_cluster();
+  for (const bool first_is_1 : {true, false}) {
+    SCOPED_TRACE(first_is_1 ? "app 1 bids first" : "app 2 bids first");
+    auto a = insensitive_app(1, {6});
+    auto b = insensitive_app(2, {6});
+    std::vector<AppModel*> apps = first_is_1 ? std::vector<AppModel*>{&a, &b} : std::vector<AppModel*>{&b, &a};
+    const auto kept = run(cluster, {0, 1, 2, 3, 4, 5, 6}, apps);
+    ASSERT_EQ(kept.size(), 2u);
+    std::vector<GpuIndex> both = {kept.at(1).at(0), kept.at(2).at(0)};
+    std::sort(both.begin(), both.end());
+    EXPECT_EQ(both.back(), 6);
+    EXPECT_EQ(cluster.gpu(both.front()).machine, 1) << "GPU " << both.front() << " breaks up m0";
   }
 }
 

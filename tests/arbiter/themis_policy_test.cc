@@ -154,7 +154,7 @@ TEST(ThemisPolicy, StarvingAppWithTheBiggerImprovementWins) {
 
 TEST(ThemisPolicy, TimeShareRoundingLeasesTheWholeBundleForCOfTheLease) {
   // As above, but two GPUs: A's two-GPU row wins; without A, B would take one GPU (ρ 1.2 -> 0.9).
-  const Cluster cluster = testing::make_cluster(1, 1, 1, 2);
+  const Cluster cluster = testing::make_cluster(1, 1, 2, 1);  // GPUs 0 and 1 on one machine
   ThemisSettings settings;
   settings.f = FilterFraction::parse("0");
   settings.rounding = RoundingRule::kTimeShare;

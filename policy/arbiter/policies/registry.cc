@@ -46,6 +46,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     themis.solver_seconds = 0;
     themis.solver_max_nodes = settings.solver_max_nodes;
     themis.small_search_nodes = settings.small_search_nodes;
+    themis.shape_bids = settings.shape_bids;
     themis.solver_seconds = settings.solver_seconds;
     themis.lease_duration = settings.lease;
     themis.gang_reservation = settings.gang_reservation;
