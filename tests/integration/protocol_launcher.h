@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "net/curve_keys.h"
 #include "net/envelope.h"
@@ -48,6 +49,23 @@ class ProtocolLauncher {
       on_message(*in);
     }
     return attached_;
+  }
+
+  // Answers the offer `in` with one row: `gpus` at ρ `rho` with `scope` (core/bid.h ShapeScope: 0 exact to 4
+  // anywhere), and ρ `rho_no_new` without new GPUs.
+  void bid_one_row(const net::InMessage& in, double rho_no_new, double rho, const std::vector<std::int32_t>& gpus,
+                   std::uint8_t scope = 0) {
+    net::OutMessage out(in.request_id());
+    auto bid = out.body().initBid();
+    bid.setApp(app_);
+    bid.setRound(in.envelope().getBody().getOffer().getRound());
+    bid.setRhoNoNew(rho_no_new);
+    auto row = bid.initRows(1)[0];
+    row.setRho(rho);
+    row.setScope(scope);
+    auto list = row.initGpus(static_cast<unsigned>(gpus.size()));
+    for (unsigned g = 0; g < gpus.size(); ++g) list.set(g, gpus[g]);
+    send(out);
   }
 
   void send(net::OutMessage& out, zmq::send_flags flags = zmq::send_flags::dontwait) {

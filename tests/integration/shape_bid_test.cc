@@ -33,20 +33,9 @@ class ScopedBidder {
       : launcher_(context, cluster, "alice", app), scope_(scope) {}
   bool pump() {
     return launcher_.pump([&](const net::InMessage& in) {
-      const auto offer = in.envelope().getBody().getOffer();
-      if (offer.getGpus().size() < 2) return;
-      net::OutMessage out(in.request_id());
-      auto bid = out.body().initBid();
-      bid.setApp(launcher_.app());
-      bid.setRound(offer.getRound());
-      bid.setRhoNoNew(2.0);
-      auto row = bid.initRows(1)[0];
-      row.setRho(1.0);
-      row.setScope(scope_);
-      auto gpus = row.initGpus(2);
-      gpus.set(0, offer.getGpus()[0]);
-      gpus.set(1, offer.getGpus()[1]);
-      launcher_.send(out);
+      const auto offered = in.envelope().getBody().getOffer().getGpus();
+      if (offered.size() < 2) return;
+      launcher_.bid_one_row(in, 2.0, 1.0, {offered[0], offered[1]}, scope_);
     });
   }
 

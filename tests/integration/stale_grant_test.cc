@@ -49,17 +49,9 @@ class StaleGrantLauncher {
         case W::OFFER: {
           ++offers;
           if (!bidding) break;
-          const auto offer = body.getOffer();
-          net::OutMessage out(in.request_id());
-          auto bid = out.body().initBid();
-          bid.setApp(launcher_.app());
-          bid.setRound(offer.getRound());
-          bid.setRhoNoNew(2.0);
-          auto row = bid.initRows(1)[0];
-          row.setRho(1.0);
-          auto gpus = row.initGpus(offer.getGpus().size());
-          for (unsigned g = 0; g < offer.getGpus().size(); ++g) gpus.set(g, offer.getGpus()[g]);
-          launcher_.send(out);
+          std::vector<std::int32_t> all;
+          for (const auto g : body.getOffer().getGpus()) all.push_back(g);
+          launcher_.bid_one_row(in, 2.0, 1.0, all);
           break;
         }
         case W::GRANT:

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <zmq.hpp>
 
@@ -78,6 +79,32 @@ TEST(Training, FourRanksCnnOverFileStoreStayBitIdentical) {
   expect_completed_and_identical(ranks, exits, 40);
 }
 
+// Reads report lines from `pull` until `ranks` ranks of job `job` have reported their exit (60 s at most).
+struct PulledReports {
+  std::map<int, std::vector<std::int64_t>> iterations;  // per rank, in arrival order
+  std::map<int, std::string> exit_status;
+};
+PulledReports pull_reports(zmq::socket_t& pull, const std::string& job, std::size_t ranks) {
+  PulledReports out;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (out.exit_status.size() < ranks && std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::milliseconds(100));
+    zmq::message_t message;
+    while (pull.recv(message, zmq::recv_flags::dontwait)) {
+      std::istringstream lines(message.to_string());
+      std::string line;
+      while (std::getline(lines, line)) {
+        const Report r = parse_report_line(line);
+        EXPECT_EQ(r.job, job);
+        if (r.iteration) out.iterations[r.rank].push_back(r.iteration->iteration);
+        if (r.event && r.event->event == "exit") out.exit_status[r.rank] = r.event->fields.at("status");
+      }
+    }
+  }
+  return out;
+}
+
 TEST(Training, ReportsReachAZeroMqPullSocket) {
   TempDir dir;
   zmq::context_t context;
@@ -90,24 +117,9 @@ TEST(Training, ReportsReachAZeroMqPullSocket) {
   job.env["THEMIS_REPORT_ENDPOINT"] = pull.get(zmq::sockopt::last_endpoint);
   const auto ranks = launch(job, dir.path(), "zmq");
 
-  std::map<int, std::vector<std::int64_t>> iterations;
-  std::map<int, std::string> exit_status;
-  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-  while (exit_status.size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
-    zmq::message_t message;
-    while (pull.recv(message, zmq::recv_flags::dontwait)) {
-      std::istringstream lines(message.to_string());
-      std::string line;
-      while (std::getline(lines, line)) {
-        const Report r = parse_report_line(line);
-        EXPECT_EQ(r.job, "zmq");
-        if (r.iteration) iterations[r.rank].push_back(r.iteration->iteration);
-        if (r.event && r.event->event == "exit") exit_status[r.rank] = r.event->fields.at("status");
-      }
-    }
-  }
+  PulledReports pulled = pull_reports(pull, "zmq", 2);
+  auto& iterations = pulled.iterations;
+  auto& exit_status = pulled.exit_status;
   const auto exits = wait_all(ranks, seconds(30));
   for (int r = 0; r < 2; ++r) {
     EXPECT_TRUE(exits[static_cast<std::size_t>(r)].exited && exits[static_cast<std::size_t>(r)].code == 0);
@@ -140,28 +152,12 @@ TEST(Training, ReportsReachACurveReportSocketWithTheKeysFromTheEnvironment) {
   job.env["THEMIS_REPORT_SECRET_KEY"] = rank_secret;
   const auto ranks = launch(job, dir.path(), "curve");
 
-  std::vector<std::int64_t> iterations;
-  std::string exit_status;
-  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-  while (exit_status.empty() && std::chrono::steady_clock::now() < deadline) {
-    zmq::pollitem_t item{pull.handle(), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&item, 1, std::chrono::milliseconds(100));
-    zmq::message_t message;
-    while (pull.recv(message, zmq::recv_flags::dontwait)) {
-      std::istringstream lines(message.to_string());
-      std::string line;
-      while (std::getline(lines, line)) {
-        const Report r = parse_report_line(line);
-        if (r.iteration) iterations.push_back(r.iteration->iteration);
-        if (r.event && r.event->event == "exit") exit_status = r.event->fields.at("status");
-      }
-    }
-  }
+  PulledReports pulled = pull_reports(pull, "curve", 1);
   const auto exits = wait_all(ranks, seconds(30));
   EXPECT_TRUE(exits[0].exited && exits[0].code == 0);
-  EXPECT_EQ(exit_status, "completed");
-  ASSERT_EQ(iterations.size(), 40U);
-  EXPECT_EQ(iterations.back(), 40);
+  EXPECT_EQ(pulled.exit_status[0], "completed");
+  ASSERT_EQ(pulled.iterations[0].size(), 40U);
+  EXPECT_EQ(pulled.iterations[0].back(), 40);
 }
 
 }  // namespace
