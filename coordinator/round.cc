@@ -262,7 +262,11 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
     std::optional<double> rho_no_new;
     if (const auto it = bids.find(id); it != bids.end() && !it->second->rows.empty()) {
       rho_no_new = it->second->rho_no_new;
-      for (const auto& row : it->second->rows) rows.push_back({{"gpus", row.gpus}, {"rho", row.rho}});
+      for (const auto& row : it->second->rows) {
+        json r = {{"gpus", row.gpus}, {"rho", row.rho}};
+        if (row.scope != ShapeScope::kExact) r["scope"] = static_cast<int>(row.scope);  // as in the round record
+        rows.push_back(std::move(r));
+      }
     }
     const auto won = plan.grants.find(id);
     const double rho = loaded.rho_of.at(id);

@@ -110,8 +110,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   ValidatedBids valid = validate_bids(offer, outcome.auction.bids, expected);
   last_rejections_ = valid.rejections;
 
-  // The shape solver reads rows as shapes (a row's scope, core/bid.h) and picks concrete GPUs after
-  // the auction; the others take every row's GPUs literally.
+  // Rows as shapes (a row's scope, core/bid.h; shape_bids, on by default, or the shape solver): concrete
+  // GPUs are picked after the auction. Otherwise every row's GPUs are taken literally.
   const bool shapes = settings_.solver == SolverKind::kShape || settings_.shape_bids;
   ShapeProblem shaped;
   if (shapes) shaped = make_shape_problem(*input.cluster, offer, valid.accepted, settings_.max_rows_per_bidder);

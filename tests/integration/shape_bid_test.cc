@@ -84,6 +84,8 @@ TEST(ShapeBids, TwoAppsNamingTheSameGpusOfAMachineBothWinWhenTheirRowsSayAnyGpus
   const std::string winners =
       cluster.sql("SELECT json_array_length(json_extract(outcome, '$.auction_winners')) FROM rounds WHERE id = " + round);
   EXPECT_EQ(winners, "2") << cluster.sql("SELECT outcome FROM rounds WHERE id = " + round);
+  // The bids table shows the scope the launcher sent (2: machine).
+  EXPECT_EQ(cluster.sql("SELECT json_extract(bid_rows, '$[0].scope') FROM bids WHERE app_id = " + a + " AND round_id = " + round), "2");
   // Two GPUs each, disjoint, all four of the machine.
   std::set<std::string> gpus;
   for (const std::string& app : {a, b}) {
