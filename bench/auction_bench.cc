@@ -10,9 +10,11 @@
 // best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
-//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024]
+//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry]
 //
+// --slot-gpus: GPUs per slot of the 8-GPU machines (default 2; 4 and 8 are the simulator's msr clusters, where
+// the offered half of the slots is then whole 4-GPU slots or whole machines);
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
 // else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
 // first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
@@ -52,10 +54,15 @@ namespace {
 constexpr int kGpusPerMachine = 8;
 constexpr int kMachinesPerRack = 4;
 
+// GPUs per slot: 2 by default (4 slots per machine); --slot-gpus 4 or 8 models the simulator's msr clusters,
+// where a machine is two 4-GPU slots or one 8-GPU slot.
+int slot_gpus = 2;
+
 Cluster bench_cluster(int gpus) {
   ClusterSpec spec{"bench", {}};
+  const std::vector<int> slots(static_cast<std::size_t>(kGpusPerMachine / slot_gpus), slot_gpus);
   for (int m = 0; m < (gpus + kGpusPerMachine - 1) / kGpusPerMachine; ++m)
-    spec.machines.push_back({"m" + std::to_string(m), "r" + std::to_string(m / kMachinesPerRack), {2, 2, 2, 2}});
+    spec.machines.push_back({"m" + std::to_string(m), "r" + std::to_string(m / kMachinesPerRack), slots});
   return Cluster(spec);
 }
 
@@ -71,15 +78,13 @@ struct Instance {
 Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
   const Cluster cluster = bench_cluster(2 * gpus);
   Rng rng(seed);
-  // Free slots (2 GPUs each): a random half of them.
-  std::vector<int> slots(static_cast<std::size_t>(cluster.size() / 2));
+  // Free slots (slot_gpus GPUs each): a random half of them.
+  std::vector<int> slots(static_cast<std::size_t>(cluster.size() / slot_gpus));
   for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = static_cast<int>(s);
   for (std::size_t s = slots.size(); s > 1; --s) std::swap(slots[s - 1], slots[rng.below(s)]);
   std::vector<char> free(static_cast<std::size_t>(cluster.size()), 0);
-  for (int k = 0; k < gpus / 2; ++k) {
-    free[static_cast<std::size_t>(2 * slots[static_cast<std::size_t>(k)])] = 1;
-    free[static_cast<std::size_t>(2 * slots[static_cast<std::size_t>(k)] + 1)] = 1;
-  }
+  for (int k = 0; k < gpus / slot_gpus; ++k)
+    for (int g = 0; g < slot_gpus; ++g) free[static_cast<std::size_t>(slot_gpus * slots[static_cast<std::size_t>(k)] + g)] = 1;
   Offer offer{1, {}};
   std::vector<GpuIndex> busy;
   for (GpuIndex g = 0; g < cluster.size(); ++g) (free[static_cast<std::size_t>(g)] ? offer.gpus : busy).push_back(g);
@@ -327,6 +332,10 @@ int run(int argc, char** argv) {
         if (x == std::string::npos) throw std::invalid_argument("auction_bench: --sizes wants BIDDERSxGPUS, got " + part);
         sizes.push_back({std::stoi(part.substr(0, x)), std::stoi(part.substr(x + 1))});
       }
+    } else if (flag == "--slot-gpus") {
+      slot_gpus = std::stoi(value);
+      if (slot_gpus != 2 && slot_gpus != 4 && slot_gpus != 8)
+        throw std::invalid_argument("auction_bench: --slot-gpus must be 2, 4 or 8, got " + value);
     } else if (flag == "--solvers") {
       solvers = split(value);
       for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
@@ -335,6 +344,7 @@ int run(int argc, char** argv) {
     }
   }
   if (symmetry) {
+    if (slot_gpus != 2) throw std::invalid_argument("auction_bench: --symmetry counts 2-GPU slots only");
     std::printf("| bidders | GPUs | instances | GPU swaps that are symmetries | slot swaps that are symmetries |\n");
     std::printf("|---:|---:|---:|---:|---:|\n");
     for (const Size& size : sizes) symmetry_counts(size, instances > 0 ? instances : 4);
