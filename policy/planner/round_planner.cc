@@ -106,12 +106,12 @@ RoundFrame open_round(const RoundSnapshot& s) {
   // An app one of whose jobs is wider than every up GPU together cannot start a job: it takes no GPU, not
   // even a probe's (docs/arbiter.md, "Leftover").
   const int up_gpus = up_gpu_count(s);
-  std::vector<AppId> probe_waiting;
+  std::vector<ProbeRequest> probe_waiting;
   int demand = 0;
   for (const AppState& app : s.apps) {
     if (app.gpus_per_job > up_gpus) continue;
     if (app.probe_waiting) {
-      probe_waiting.push_back(app.id);
+      probe_waiting.push_back({app.id, app.gpus_per_job});
       continue;
     }
     if (!app.model) continue;
@@ -121,7 +121,8 @@ RoundFrame open_round(const RoundSnapshot& s) {
   }
   if (s.reserved_probes) {
     for (const auto& [app, gpu] : *s.reserved_probes) {
-      if (std::find(probe_waiting.begin(), probe_waiting.end(), app) != probe_waiting.end() && free.count(gpu))
+      if (std::any_of(probe_waiting.begin(), probe_waiting.end(), [&](const ProbeRequest& r) { return r.app == app; }) &&
+          free.count(gpu))
         frame.probes[app] = gpu;
     }
   } else {

@@ -184,22 +184,31 @@ TEST_F(RoundPlannerTest, AnAppPlacingItsOwnJobsKeepsTheJobOnAGpuItWinsBackAndLos
   EXPECT_TRUE(plan.preempted.empty());
 }
 
-TEST_F(RoundPlannerTest, AProbeGetsOneGpuOnTheFullestMachineForTheProbeDuration) {
+TEST_F(RoundPlannerTest, AProbeGetsOneGpuOnTheFullestMachineThatHoldsItsGangForTheProbeDuration) {
   auto s = snapshot(50);
-  // Machine 0 is fully leased but GPU 3; machines 1-3 are free: the probe takes GPU 3.
+  // Machine 0 is fully leased but GPU 3; machines 1-3 are free (GPUs 4-15). App 2's jobs are 4-GPU gangs: its
+  // probe goes to machine 1, where its gang can grow around it; app 3's jobs are one GPU each: GPU 3.
   for (GpuIndex g = 0; g < 3; ++g) s.leases.push_back({g, 9, 0, 1, 0, 500, JobPlacement::kByCoordinator});
-  AppState waiting = coordinator_app(2, nullptr, 4, 1, {0, 1});
-  waiting.probe_waiting = true;
-  s.apps.push_back(waiting);
+  AppState gang = coordinator_app(2, nullptr, 4, 1, {0, 1});
+  gang.probe_waiting = true;
+  s.apps.push_back(gang);
+  AppState single = coordinator_app(3, nullptr, 1, 2, {0, 1});
+  single.probe_waiting = true;
+  s.apps.push_back(single);
   ScriptedPolicy policy([](const arbiter::RoundInput&) { return arbiter::RoundOutcome{}; });
   const RoundPlan plan = plan_round(s, policy, rng);
   EXPECT_EQ(policy.rounds, 0);  // nobody competes
-  EXPECT_EQ(plan.probes, (std::map<AppId, GpuIndex>{{2, 3}}));
-  ASSERT_EQ(plan.leases.size(), 1u);
-  EXPECT_EQ(plan.leases[0].kind, LeaseKind::kProbe);
-  EXPECT_DOUBLE_EQ(plan.leases[0].expiry, 70);
-  ASSERT_EQ(plan.starts.size(), 1u);
+  ASSERT_EQ(plan.probes.size(), 2u);
+  EXPECT_EQ(cluster.gpu(plan.probes.at(2)).machine, 1);
+  EXPECT_EQ(plan.probes.at(3), 3);
+  ASSERT_EQ(plan.leases.size(), 2u);
+  for (const auto& lease : plan.leases) {
+    EXPECT_EQ(lease.kind, LeaseKind::kProbe);
+    EXPECT_DOUBLE_EQ(lease.expiry, 70);
+  }
+  ASSERT_EQ(plan.starts.size(), 2u);
   EXPECT_EQ(plan.starts[0].job, (JobRef{2, 0}));
+  EXPECT_EQ(plan.starts[1].job, (JobRef{3, 0}));
 }
 
 TEST_F(RoundPlannerTest, ASettledOutcomeDropsGpusWhoseHostWasLostAndAppsThatEndedMeanwhile) {
