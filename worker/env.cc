@@ -31,6 +31,7 @@ std::optional<std::pair<std::string, std::string>> first_set(const EnvLookup& lo
   return std::nullopt;
 }
 
+// As net::is_z85_key: the torch-free worker library does not link themis_net.
 bool is_z85_key(const std::string& text) {
   static constexpr std::string_view kZ85 =
       "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
