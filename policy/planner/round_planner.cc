@@ -121,7 +121,8 @@ RoundFrame open_round(const RoundSnapshot& s) {
   }
   if (s.reserved_probes) {
     for (const auto& [app, gpu] : *s.reserved_probes) {
-      if (std::any_of(probe_waiting.begin(), probe_waiting.end(), [&](const ProbeRequest& r) { return r.app == app; }) &&
+      const AppId id = app;  // a lambda cannot capture a structured binding (clang 14, the fuzz build)
+      if (std::any_of(probe_waiting.begin(), probe_waiting.end(), [id](const ProbeRequest& r) { return r.app == id; }) &&
           free.count(gpu))
         frame.probes[app] = gpu;
     }
