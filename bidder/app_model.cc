@@ -126,6 +126,15 @@ double AppModel::idle_rho(IdleRho rule, double ideal_slowdown) const {
   return rho(gpus, ideal_slowdown, state_.lease);
 }
 
+double AppModel::ranking_rho(int held, double held_slowdown, double ideal_slowdown, IdleRho rule) const {
+  const int share = rule == IdleRho::kFairShare ? fair_share_gpus() : smallest_bundle();
+  const double waiting = rho(std::max(held, share), ideal_slowdown, state_.lease);
+  if (usable_gpus(held) == 0) return waiting;
+  const double now = rho(held, held_slowdown);
+  if (!std::isfinite(now)) return waiting;
+  return held < share ? std::min(now, waiting) : now;
+}
+
 double AppModel::rho_without_new(int kept, double kept_slowdown, double ideal_slowdown) const {
   if (usable_gpus(kept) > 0) {
     const double r = rho(kept, kept_slowdown);

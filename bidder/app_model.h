@@ -116,6 +116,12 @@ class AppModel {
   int smallest_bundle() const;
   // Current ρ while holding nothing (see IdleRho), at `ideal_slowdown` (S of its best placement).
   double idle_rho(IdleRho rule, double ideal_slowdown) const;
+  // The filter's ranking key holding `held` GPUs at `held_slowdown`: its current ρ, but for an app short of
+  // its share (the rule's: fair_share_gpus() or smallest_bundle()) never more than idle_rho would be with
+  // max(held, share) GPUs, since such an app is as far behind an exclusive share as one holding nothing.
+  // Without the cap an app that wins one GPU of a ten-job demand ranks several times worse than before it
+  // won, and takes every small offer one GPU at a time (docs/bidder.md, "App model").
+  double ranking_rho(int held, double held_slowdown, double ideal_slowdown, IdleRho rule) const;
   // "No new GPUs": ρ running on the `kept` GPUs it keeps (at `kept_slowdown`) when it can finish on them,
   // else ρ after one more lease on max(kept, smallest_bundle()) at `ideal_slowdown`.
   double rho_without_new(int kept, double kept_slowdown, double ideal_slowdown) const;

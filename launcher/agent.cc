@@ -294,11 +294,11 @@ double Agent::current_rho(Seconds now) const {
   const auto app = model(now);
   const auto slowdown = timing_.slowdown();
   const int held = static_cast<int>(held_.size());
-  if (app.usable_gpus(held) > 0) return app.rho(held, slowdown.slowdown(cluster_.locality(held_)));
-  // Holding nothing it can use, the filter ranks it by ρ after one more lease on its fair share (at least
-  // one gang, at most what its jobs can use): how far behind an exclusive share it already is, whatever
-  // its width. themis-sim ranks idle apps by the same model (bidder::IdleRho::kFairShare).
-  return app.idle_rho(bidder::IdleRho::kFairShare, slowdown.slowdown(cluster_.tightest_locality(app.smallest_bundle())));
+  // The filter's key, the same model as themis-sim's (bidder::AppModel::ranking_rho): ρ on what it holds,
+  // and while it holds less than its fair share no worse than ρ after one more lease on that share.
+  const double held_slowdown = held > 0 ? slowdown.slowdown(cluster_.locality(held_)) : 1.0;
+  return app.ranking_rho(held, held_slowdown, slowdown.slowdown(cluster_.tightest_locality(app.smallest_bundle())),
+                         bidder::IdleRho::kFairShare);
 }
 
 Bid Agent::bid(const Offer& offer, Seconds now) const {

@@ -298,12 +298,8 @@ const bidder::AppModel& SimApp::model() const {
 }
 
 double SimApp::current_rho() const {
-  if (!held_.empty()) {
-    // Holding too few GPUs for its widest gang, it finishes only after it wins more: priced like "no new GPUs".
-    return model().rho_without_new(static_cast<int>(held_.size()), estimated_slowdown(app_slowdown(assignment_)),
-                                   attainable_slowdown());
-  }
-  return model().idle_rho(settings_.idle_rho, attainable_slowdown());
+  const double held_slowdown = held_.empty() ? 1.0 : estimated_slowdown(app_slowdown(assignment_));
+  return model().ranking_rho(static_cast<int>(held_.size()), held_slowdown, attainable_slowdown(), settings_.idle_rho);
 }
 
 int SimApp::extra_demand() const {

@@ -77,6 +77,31 @@ TEST(AppModel, IdleRhoIsRhoAfterALeaseOnTheFairShareOrOnOneGpu) {
   EXPECT_DOUBLE_EQ(crowded.idle_rho(IdleRho::kFairShare, 1.0), crowded.idle_rho(IdleRho::kOneGpu, 1.0));
 }
 
+TEST(AppModel, AnAppShortOfItsFairShareRanksNoWorseThanOneHoldingNothing) {
+  const AppModel alone(six_jobs(1));  // fair share 6 GPUs, T_id 50 s, lease 60 s; idle ρ (60 + 50) / 50
+  const double idle = alone.idle_rho(IdleRho::kFairShare, 1.0);
+  EXPECT_NEAR(alone.ranking_rho(0, 1.0, 1.0, IdleRho::kFairShare), idle, 1e-12);
+  // One GPU runs the six jobs in 300 s (ρ 6), yet winning it must not rank the app below where it stood.
+  EXPECT_NEAR(alone.rho(1, 1.0), 6.0, 1e-12);
+  EXPECT_NEAR(alone.ranking_rho(1, 1.0, 1.0, IdleRho::kFairShare), idle, 1e-12);
+  EXPECT_NEAR(alone.ranking_rho(3, 1.0, 1.0, IdleRho::kFairShare), 100.0 / 50.0, 1e-12) << "ρ(3) = 2 is below 2.2";
+  double previous = alone.ranking_rho(0, 1.0, 1.0, IdleRho::kFairShare);
+  for (int held = 1; held <= 6; ++held) {
+    const double key = alone.ranking_rho(held, 1.0, 1.0, IdleRho::kFairShare);
+    EXPECT_LE(key, previous) << "one more GPU never ranks it worse: " << held << " held";
+    previous = key;
+  }
+  // At its share the key is its current ρ, even above ρ after a lease at the best placement: a bad placement
+  // still shows. One 2-GPU gang (its share): 100 + 480 · 1.5 / 2 over 600, against 100 + 60 + 480 / 2.
+  const AppModel gang(equation_one_job());
+  EXPECT_EQ(gang.fair_share_gpus(), 2);
+  EXPECT_NEAR(gang.ranking_rho(2, 1.5, 1.0, IdleRho::kFairShare), 460.0 / 600.0, 1e-12);
+  EXPECT_NEAR(gang.idle_rho(IdleRho::kFairShare, 1.0), 400.0 / 600.0, 1e-12);
+  // Under kOneGpu the share is one gang, so any usable holding ranks by its current ρ.
+  EXPECT_NEAR(alone.ranking_rho(1, 1.0, 1.0, IdleRho::kOneGpu), 6.0, 1e-12);
+  EXPECT_NEAR(alone.ranking_rho(0, 1.0, 1.0, IdleRho::kOneGpu), alone.idle_rho(IdleRho::kOneGpu, 1.0), 1e-12);
+}
+
 TEST(AppModel, FairShareIsWholeGangsAtLeastOneAtMostTheDemand) {
   auto state = six_jobs(4);
   state.remaining = {{std::vector<Seconds>(3, 100.0), 2}};

@@ -223,5 +223,27 @@ TEST(IdleRho, AppHoldingNothingRanksByItsFairShareNotByOneGpu) {
   EXPECT_FALSE(parse_idle_rho("share").has_value());
 }
 
+// Winning one GPU of a sixteen-job demand must not rank the app below where it stood holding nothing: on one
+// GPU it would need 16,000 s (ρ 16), yet it is as far behind its 16-GPU share as before, so it ranks by ρ
+// after one more lease on that share. Without the cap it took every one-GPU offer of the round after, one
+// GPU at a time, ahead of apps truly further behind (bidder::AppModel::ranking_rho).
+TEST(IdleRho, AnAppShortOfItsShareRanksNoWorseThanHoldingNothing) {
+  std::string text = R"({"name":"wide","arrival":0,"jobs":[)";
+  for (int j = 0; j < 16; ++j)
+    text += std::string(j ? "," : "") + R"({"model":"VGG16","gpus":1,"serial_iter_time":1,"iterations":1000})";
+  text += "]}\n";
+  const auto specs = parse_trace(text, "short");
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
+  EXPECT_NEAR(app.current_rho(), 1.6, 1e-9) << "(600 + 1000) / 1000 holding nothing";
+  const std::vector<GpuIndex> one{0};
+  EXPECT_TRUE(app.gain(one).empty());
+  EXPECT_NEAR(app.current_rho(), 1.6, 1e-9) << "one GPU of sixteen: no worse than holding nothing";
+  std::vector<GpuIndex> rest;
+  for (GpuIndex g = 1; g < 16; ++g) rest.push_back(g);
+  EXPECT_TRUE(app.gain(rest).empty());
+  EXPECT_NEAR(app.current_rho(), 1.0, 1e-9) << "its whole share: its current ρ, 1000 s of 1000";
+}
+
 }  // namespace
 }  // namespace themis::sim
