@@ -11,7 +11,7 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]
-//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry]
+//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry] [--dump DIR]
 //
 // --slot-gpus: GPUs per slot of the 8-GPU machines (default 2; 4 and 8 are the simulator's msr clusters, where
 // the offered half of the slots is then whole 4-GPU slots or whole machines);
@@ -21,7 +21,9 @@
 // dfsN+NAME with N nodes and N states; shape and cbc-shape solve the shape problem of the same bids
 // (rows as shapes over their scope, core/bid.h),
 // the others every row's GPUs literally; "disagree" compares with CBC on the same problem; --symmetry: solve
-// nothing, count the swaps of two GPUs or two slots that map an instance onto itself. Solvers run one after the other on each instance, so machine load hits them alike.
+// nothing, count the swaps of two GPUs or two slots that map an instance onto itself; --dump DIR: write each
+// instance's shape problem and every solver's PF solve there as JSON (dump_instance). Solvers run one after
+// the other on each instance, so machine load hits them alike.
 #include <time.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -36,6 +39,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "bidder/slowdown.h"
 #include "bidder/bid_generator.h"
@@ -58,6 +63,10 @@ constexpr int kMachinesPerRack = 4;
 // where a machine is two 4-GPU slots or one 8-GPU slot.
 int slot_gpus = 2;
 
+// --dump DIR: each instance's shape problem and every solver's PF solve, as JSON, for work on solvers outside
+// this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
+std::string dump_dir;
+
 Cluster bench_cluster(int gpus) {
   ClusterSpec spec{"bench", {}};
   const std::vector<int> slots(static_cast<std::size_t>(kGpusPerMachine / slot_gpus), slot_gpus);
@@ -71,7 +80,7 @@ double slowdown(Locality l) { return bidder::SlowdownModel().prior(l); }
 
 struct Instance {
   PackingProblem concrete;  // every row's GPUs literally (bnb, cbc)
-  PackingProblem shapes;    // rows as shapes over their scope (shape, cbc-shape)
+  ShapeProblem shaped;      // rows as shapes over their scope (shape, cbc-shape: shaped.packing)
 };
 
 // Bids from the bidder library over a fragmented offer: `gpus` GPUs of a cluster twice that size.
@@ -112,7 +121,7 @@ Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
     bids.push_back(bidder::generate_bid(cluster, offer, bidder::BidRequest{b, held_gpus, demand, rho_no_new},
                                         valuation, settings));
   }
-  return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64).packing};
+  return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64)};
 }
 
 double cpu_ms() {
@@ -189,6 +198,36 @@ std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   return make_winner_solver(*kind);
 }
 
+// The shape problem (groups with their parents and capacities; per bidder, per row, its gain and what it asks
+// of each group) and, per solver, the PF solve's value, bound and whether it was proven.
+void dump_instance(const Size& size, int index, const Instance& instance, const std::map<std::string, SolverRuns>& runs) {
+  nlohmann::json out;
+  out["bidders"] = size.bidders;
+  out["gpus"] = size.gpus;
+  out["slot_gpus"] = slot_gpus;
+  for (const ShapeGroup& g : instance.shaped.groups)
+    out["groups"].push_back({{"level", g.level}, {"parent", g.parent}, {"capacity", g.gpus.size()}});
+  const PackingProblem& p = instance.shaped.packing;
+  for (std::size_t b = 0; b < p.bidders.size(); ++b) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t r = 0; r < p.bidders[b].rows.size(); ++r) {
+      nlohmann::json asks = nlohmann::json::array();
+      for (const ShapeDemand& d : instance.shaped.demands[b][r]) asks.push_back({d.group, d.count});
+      rows.push_back({{"gain", p.bidders[b].rows[r].gain}, {"asks", asks}});
+    }
+    out["rows"].push_back(rows);
+  }
+  for (const auto& [name, r] : runs) {
+    const PartialAllocation& pa = r.results.at(static_cast<std::size_t>(index));
+    out["pf"][name] = {{"value", pa.pf.value}, {"bound", pa.pf.bound}, {"proven", pa.pf.proven_optimal},
+                       {"shapes", solves_shapes(name)}};
+  }
+  const std::string path = dump_dir + "/" + std::to_string(size.bidders) + "x" + std::to_string(size.gpus) + "-" +
+                           std::to_string(index) + ".json";
+  std::ofstream file(path);
+  if (!(file << out.dump() << "\n")) throw std::runtime_error("auction_bench: cannot write " + path);
+}
+
 void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
   std::vector<Instance> problems;
   double rows = 0, shape_rows = 0;
@@ -196,12 +235,12 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
     const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
     problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
     for (const auto& b : problems.back().concrete.bidders) rows += static_cast<double>(b.rows.size());
-    for (const auto& b : problems.back().shapes.bidders) shape_rows += static_cast<double>(b.rows.size());
+    for (const auto& b : problems.back().shaped.packing.bidders) shape_rows += static_cast<double>(b.rows.size());
   }
   std::map<std::string, SolverRuns> runs;
   for (const Instance& instance : problems) {
     for (const std::string& name : solvers) {
-      const PackingProblem& p = solves_shapes(name) ? instance.shapes : instance.concrete;
+      const PackingProblem& p = solves_shapes(name) ? instance.shaped.packing : instance.concrete;
       auto solver = make_solver(name);
       const double cpu_start = cpu_ms();
       const auto start = std::chrono::steady_clock::now();
@@ -216,6 +255,8 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
       r.results.push_back(std::move(pa));
     }
   }
+  if (!dump_dir.empty())
+    for (int i = 0; i < instances; ++i) dump_instance(size, i, problems[static_cast<std::size_t>(i)], runs);
   const bool have_cbc = runs.contains("cbc");
   for (const std::string& name : solvers) {
     const SolverRuns& r = runs[name];
@@ -336,6 +377,8 @@ int run(int argc, char** argv) {
       slot_gpus = std::stoi(value);
       if (slot_gpus != 2 && slot_gpus != 4 && slot_gpus != 8)
         throw std::invalid_argument("auction_bench: --slot-gpus must be 2, 4 or 8, got " + value);
+    } else if (flag == "--dump") {
+      dump_dir = value;
     } else if (flag == "--solvers") {
       solvers = split(value);
       for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
