@@ -284,6 +284,7 @@ class Coordinator {
 
   std::map<std::string, HostSession> sessions_;          // host name -> session
   std::set<JobKey> launched_;                            // launches sent by this process
+  std::set<JobKey> awaiting_launch_env_;                 // launches waiting for their launcher's environment (logged)
   std::map<JobKey, std::set<std::string>> stopped_on_;   // STOPPING attempts: hosts that report none of their workers
   std::optional<double> round_requested_at_;
   std::string round_trigger_;

@@ -147,6 +147,35 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   const auto stored = job_launch_store_.job_attempt(app, job);
   if (!stored) throw not_found("job " + std::to_string(app) + "_" + std::to_string(job));
   const std::string state = stored->state;
+  auto keep_env = [&] {
+    auto& env = launch_env_[{app, job}];
+    env.clear();
+    for (const auto v : launch.getEnv()) env.emplace_back(v.getName(), v.getValue());
+  };
+  // The same launch again (the attempt it names is the job's current one): a launcher attaching to a restarted
+  // coordinator sends the launches that were STARTING. One this process never sent to its hosts lost the
+  // environment the coordinator keeps in memory only (the ranks' report keys are secret; jobs.launcher_env): it
+  // takes it now and goes out as it would have. Once sent, or ended, a repeat changes nothing.
+  if (attempt == stored->attempt && state != "PENDING") {
+    net::OutMessage out(in.request_id());
+    if (state == "STARTING" && !launched_.count(JobKey{app, job, attempt})) {
+      const auto placed = json::parse(stored->placement_json).get<std::vector<GpuIndex>>();
+      if (placed != gpus) {
+        throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " attempt " +
+                                 std::to_string(attempt) + " is STARTING on GPUs " + json(placed).dump() + ", not " +
+                                 json(gpus).dump());
+      }
+      keep_env();
+      awaiting_launch_env_.erase(JobKey{app, job, attempt});
+      spdlog::info("job {}_{} attempt {}: its launcher sent the launch again; launching with its environment", app,
+                   job, attempt);
+      out.body().initAck().setMessage("launching");
+    } else {
+      out.body().initAck().setMessage("attempt " + std::to_string(attempt) + " is already " + state);
+    }
+    reply(routing_id, out);
+    return;
+  }
   if (state == "STARTING" || state == "RUNNING" || state == "STOPPING" || state == "CANCELLED") {
     throw std::runtime_error("launch: job " + std::to_string(app) + "_" + std::to_string(job) + " is " + state);
   }
@@ -199,9 +228,7 @@ void Coordinator::on_launch_job(const std::string& routing_id, const Caller& /*c
   for (GpuIndex g : gpus) job_launch_store_.assign_lease_to_job(app, static_cast<std::int64_t>(g), job);
   event(now, "LaunchRequested", app, job, "", std::nullopt, "attempt " + std::to_string(attempt) + " on " + json(gpus).dump());
   tx.commit();
-  auto& env = launch_env_[{app, job}];
-  env.clear();
-  for (const auto v : launch.getEnv()) env.emplace_back(v.getName(), v.getValue());
+  keep_env();
   net::OutMessage out(in.request_id());
   out.body().initAck().setMessage("launching");
   reply(routing_id, out);

@@ -311,6 +311,15 @@ void Coordinator::launch_ready_jobs() {
     const std::int64_t app = starting.app, job = starting.job, attempt = starting.attempt;
     const JobKey key{app, job, attempt};
     if (launched_.count(key)) continue;
+    // Its launcher's environment (report endpoint and keys, typed hyper-parameters) is kept in memory only:
+    // after a restart the launch waits until the launcher, attaching again, sends it once more.
+    if (starting.launcher_env && !launch_env_.count({app, job})) {
+      if (awaiting_launch_env_.insert(key).second) {
+        spdlog::info("job {}_{} attempt {}: waiting for its launcher to send the launch again (this coordinator "
+                     "restarted after it was asked for)", app, job, attempt);
+      }
+      continue;
+    }
     const auto placement = json::parse(starting.placement_json).get<std::vector<GpuIndex>>();
     std::vector<Rank> ranks;
     bool ready = true;

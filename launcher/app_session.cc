@@ -175,16 +175,23 @@ void AppSession::on_report_line(std::string_view line, Seconds /*now*/) {
 std::vector<JobLaunch> AppSession::take_launches(Seconds now) {
   std::vector<JobLaunch> out;
   for (auto& launch : agent_.take_launches(now)) {
-    Attempt a;
-    a.world_size = static_cast<int>(launch.gpus.size());
-    attempts_[{launch.job, launch.attempt}] = a;
     JobLaunch j{launch.job, launch.attempt, launch.gpus, {}};
     j.env["THEMIS_HPARAMS"] = hparams_json(hparams_[static_cast<std::size_t>(launch.job)], launch.iterations);
     j.env["THEMIS_JOB_ID"] = job_name(launch.job, launch.attempt);
     j.env.insert(report_env_.begin(), report_env_.end());
+    Attempt a;
+    a.world_size = static_cast<int>(launch.gpus.size());
+    a.launch = j;
+    attempts_[{launch.job, launch.attempt}] = a;
     out.push_back(std::move(j));
   }
   return out;
+}
+
+std::optional<JobLaunch> AppSession::launch_of(int job, int attempt) const {
+  const auto it = attempts_.find({job, attempt});
+  if (it == attempts_.end() || it->second.launch.gpus.empty()) return std::nullopt;
+  return it->second.launch;
 }
 
 std::vector<StopCommand> AppSession::take_stops() {

@@ -73,6 +73,9 @@ class AppSession {
   // Launches onto leases with launch_margin() left at `now` (the default: every lease counts as long enough).
   std::vector<JobLaunch> take_launches(Seconds now = -std::numeric_limits<double>::infinity());
   std::vector<StopCommand> take_stops();
+  // The launch take_launches returned for `attempt` of `job`, while that attempt has not ended: a coordinator
+  // that restarted before sending it to its hosts needs it again (its environment is kept in memory only).
+  std::optional<JobLaunch> launch_of(int job, int attempt) const;
   AppStatus status(Seconds now) const;
   // Lines worth a log entry since the last call (starts, resumes, exits, phase ends).
   std::vector<std::string> take_notes();
@@ -93,6 +96,7 @@ class AppSession {
     bool stop_requested = false;
     std::optional<std::string> rank0_status;
     std::int64_t last_iteration = 0;
+    JobLaunch launch;  // as take_launches returned it
   };
   void finish_attempt(int job, int attempt, Seconds now);
 

@@ -112,8 +112,18 @@ void LauncherDaemon::attach() {
         for (const int n : m.gpus_per_slot) gpus += n;
       }
       if (session_ && gpus == cluster_.size()) {
-        // The same process attaching again (the coordinator restarted): its jobs and state are its own.
+        // The same process attaching again (the coordinator restarted): its jobs and state are its own. A
+        // launch the coordinator had not yet sent to its hosts lost the environment it keeps in memory only
+        // (the ranks' report keys); sending the launch again gives it back.
         spdlog::info("attached again to app {}", options_.app);
+        for (const auto job : attached.getJobs()) {
+          if (std::string(job.getState()) != "STARTING") continue;
+          const auto launch = session_->launch_of(static_cast<int>(job.getJob()), static_cast<int>(job.getAttempt()));
+          if (!launch) continue;
+          send_launch(*launch);
+          spdlog::info("job {} attempt {}: sent its launch again (the coordinator restarted before it went out)",
+                       launch->job, launch->attempt);
+        }
         return;
       }
       cluster_ = Cluster(spec);
@@ -281,29 +291,33 @@ void LauncherDaemon::flush_commands(double now) {
     spdlog::info("job {}: stopped early by successive halving", job);
   }
   for (const auto& launch : session_->take_launches(now)) {
-    launch_requests_[request_id_] = {launch.job, launch.attempt};
-    net::OutMessage out(request_id_++);
-    auto msg = out.body().initLaunchJob();
-    msg.setApp(options_.app);
-    msg.setJob(launch.job);
-    msg.setAttempt(static_cast<std::uint32_t>(launch.attempt));
-    auto gpus = msg.initGpus(static_cast<unsigned>(launch.gpus.size()));
-    for (std::size_t g = 0; g < launch.gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), launch.gpus[g]);
-    // The leases it acts on, so that a launch arriving after one of them ended is told so (staleGrant).
-    if (std::all_of(launch.gpus.begin(), launch.gpus.end(), [&](GpuIndex g) { return lease_ids_.count(g) > 0; })) {
-      auto leases = msg.initLeases(static_cast<unsigned>(launch.gpus.size()));
-      for (std::size_t g = 0; g < launch.gpus.size(); ++g) leases.set(static_cast<unsigned>(g), lease_ids_.at(launch.gpus[g]));
-    }
-    auto env = msg.initEnv(static_cast<unsigned>(launch.env.size()));
-    unsigned i = 0;
-    for (const auto& [name, value] : launch.env) {
-      env[i].setName(name);
-      env[i++].setValue(value);
-    }
-    send(out);
+    send_launch(launch);
     spdlog::info("job {} attempt {}: launch on GPUs {}", launch.job, launch.attempt, nlohmann::json(launch.gpus).dump());
   }
   send_status(now, false);
+}
+
+void LauncherDaemon::send_launch(const JobLaunch& launch) {
+  launch_requests_[request_id_] = {launch.job, launch.attempt};
+  net::OutMessage out(request_id_++);
+  auto msg = out.body().initLaunchJob();
+  msg.setApp(options_.app);
+  msg.setJob(launch.job);
+  msg.setAttempt(static_cast<std::uint32_t>(launch.attempt));
+  auto gpus = msg.initGpus(static_cast<unsigned>(launch.gpus.size()));
+  for (std::size_t g = 0; g < launch.gpus.size(); ++g) gpus.set(static_cast<unsigned>(g), launch.gpus[g]);
+  // The leases it acts on, so that a launch arriving after one of them ended is told so (staleGrant).
+  if (std::all_of(launch.gpus.begin(), launch.gpus.end(), [&](GpuIndex g) { return lease_ids_.count(g) > 0; })) {
+    auto leases = msg.initLeases(static_cast<unsigned>(launch.gpus.size()));
+    for (std::size_t g = 0; g < launch.gpus.size(); ++g) leases.set(static_cast<unsigned>(g), lease_ids_.at(launch.gpus[g]));
+  }
+  auto env = msg.initEnv(static_cast<unsigned>(launch.env.size()));
+  unsigned i = 0;
+  for (const auto& [name, value] : launch.env) {
+    env[i].setName(name);
+    env[i++].setValue(value);
+  }
+  send(out);
 }
 
 void LauncherDaemon::send_status(double now, bool force) {

@@ -44,6 +44,7 @@ class LauncherDaemon {
   void attach();
   void handle(const net::InMessage& in, double now);
   void flush_commands(double now);
+  void send_launch(const JobLaunch& launch);
   void send_status(double now, bool force);
 
   DaemonOptions options_;

@@ -125,6 +125,6 @@ class Database {
   CommitClock commit_clock_;
 };
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 }  // namespace themis::store

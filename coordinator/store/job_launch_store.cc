@@ -3,10 +3,10 @@
 namespace themis::store {
 
 std::optional<JobLaunchStore::JobAttempt> JobLaunchStore::job_attempt(std::int64_t app, std::int64_t job) {
-  auto st = db_.prepare("SELECT state, attempt FROM jobs WHERE app_id = ? AND job = ?");
+  auto st = db_.prepare("SELECT state, attempt, placement FROM jobs WHERE app_id = ? AND job = ?");
   st.bind_all(app, job);
   if (!st.step()) return std::nullopt;
-  return JobAttempt{st.text(0), st.int64(1)};
+  return JobAttempt{st.text(0), st.int64(1), st.text(2)};
 }
 
 bool JobLaunchStore::gpu_leased_to(std::int64_t app, std::int64_t gpu, double now) {

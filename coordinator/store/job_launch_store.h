@@ -19,6 +19,7 @@ class JobLaunchStore {
   struct JobAttempt {
     std::string state;
     std::int64_t attempt = 0;
+    std::string placement_json;  // the current attempt's GPUs
   };
   std::optional<JobAttempt> job_attempt(std::int64_t app, std::int64_t job);
 

@@ -270,10 +270,17 @@ LEFT JOIN leases l ON l.gpu = g.gpu AND l.state = 'active'
 GROUP BY h.id ORDER BY h.name;
 )sql";
 
+// A launcher's launch carries environment the coordinator keeps in memory only: the keys its ranks report
+// with are secret (docs/reliability.md "Launches across a coordinator restart"). After a restart, a STARTING
+// attempt the launcher asked for waits until the launcher sends its launch again.
+const char* const kVersion10 = R"sql(
+ALTER TABLE jobs ADD COLUMN launcher_env INTEGER NOT NULL DEFAULT 0;  -- 1: its launcher sent this attempt's environment
+)sql";
+
 }  // namespace
 
 const std::vector<std::string>& migrations() {
-  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6, kVersion7, kVersion8, kVersion9};
+  static const std::vector<std::string> steps = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5, kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
   return steps;
 }
 

@@ -154,12 +154,12 @@ void RoundStore::mark_round_sent(std::int64_t round, double committed, double gr
 
 std::vector<RoundStore::StartingJob> RoundStore::starting_jobs() {
   auto jobs = db_.prepare(
-      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms, a.owner "
+      "SELECT j.app_id, j.job, j.attempt, j.placement, j.command, j.hparams, a.workdir, a.env, a.checkpoint_dir, a.grace_ms, a.owner, j.launcher_env "
       "FROM jobs j JOIN apps a ON a.id = j.app_id WHERE j.state = 'STARTING' ORDER BY j.app_id, j.job");
   std::vector<StartingJob> out;
   while (jobs.step()) {
     out.push_back({jobs.int64(0), jobs.int64(1), jobs.int64(2), jobs.text(3), jobs.text(4), jobs.text(5), jobs.text(6),
-                   jobs.text(7), jobs.text(8), jobs.int64(9), jobs.text(10)});
+                   jobs.text(7), jobs.text(8), jobs.int64(9), jobs.text(10), jobs.int64(11) != 0});
   }
   return out;
 }

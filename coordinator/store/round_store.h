@@ -76,6 +76,7 @@ class RoundStore {
     std::string workdir, env_json, checkpoint_dir;
     std::int64_t grace_ms = 0;
     std::string owner;
+    bool launcher_env = false;  // its launcher sent environment this launch needs (jobs.launcher_env)
   };
   // Every STARTING job, by app and job.
   std::vector<StartingJob> starting_jobs();

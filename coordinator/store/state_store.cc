@@ -74,7 +74,7 @@ bool StateStore::start_job(std::int64_t app, std::int64_t job, std::optional<std
                            const std::string& placement_json, double now, JobEvent event) {
   if (event != JobEvent::kStarted && event != JobEvent::kRelaunched) return false;
   auto st = db_.prepare("UPDATE jobs SET state = ?1, reason = '', attempt = coalesce(?2, attempt + 1), placement = ?3, "
-                        "exited_ranks = 0, exit_code = NULL, exit_signal = NULL, state_since = ?4 "
+                        "exited_ranks = 0, exit_code = NULL, exit_signal = NULL, state_since = ?4, launcher_env = (?2 IS NOT NULL) "
                         "WHERE app_id = ?5 AND job = ?6 AND " + source_clause(event));
   st.bind(1, to_string(target(event))).bind(2, attempt).bind(3, placement_json).bind(4, now);
   st.bind(5, app).bind(6, job);

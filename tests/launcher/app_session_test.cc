@@ -96,6 +96,26 @@ TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
   EXPECT_DOUBLE_EQ(status.progress, 1.0);
 }
 
+// What a launcher sends again to a coordinator that restarted before a launch went out: the launch as it was
+// (GPUs, typed hyper-parameters, job id, report endpoint), for as long as the attempt has not ended.
+TEST(AppSession, AnAttemptsLaunchIsKeptUntilItEndsForACoordinatorThatLostIt) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{{"lr", "0.1"}}}, {{"THEMIS_REPORT_ENDPOINT", "tcp://127.0.0.1:5999"}}, 0, 1);
+  EXPECT_FALSE(session.launch_of(0, 1).has_value()) << "nothing launched yet";
+  session.on_leases({0, 1}, 1);
+  const auto launches = session.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  const auto again = session.launch_of(0, 1);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->gpus, launches[0].gpus);
+  EXPECT_EQ(again->env, launches[0].env);
+  EXPECT_EQ(again->env.at("THEMIS_REPORT_ENDPOINT"), "tcp://127.0.0.1:5999");
+  EXPECT_FALSE(session.launch_of(0, 2).has_value()) << "another attempt";
+  session.on_rank_exit(0, 1, 0, 0, 0, true, 2);
+  session.on_rank_exit(0, 1, 1, 0, 0, true, 2);
+  EXPECT_FALSE(session.launch_of(0, 1).has_value()) << "the attempt ended";
+}
+
 TEST(AppSession, ANonZeroRankExitIsAFailureWhateverRankZeroSaid) {
   const auto cluster = testing::two_rack_cluster();
   AppSession session(cluster, two_gpu_job(), {{}}, {}, 0, 1);
