@@ -13,6 +13,7 @@
 #include <string>
 
 #include "net/envelope.h"
+#include "process.h"
 #include "protocol_launcher.h"
 #include "test_cluster.h"
 
@@ -22,12 +23,14 @@ namespace {
 using namespace std::chrono_literals;
 using W = wire::Envelope::Body::Which;
 
+const std::string kBin = THEMIS_BIN_DIR;
+
 struct Answer {
   bool ack = false;
   std::string message;
 };
 
-// The app's launcher as the test drives it: bids for every offered GPU, keeps the last grant's lease of GPU 0,
+// The app's launcher as the test drives it: bids for every offered GPU while `bidding`, keeps the last grant's lease of GPU 0,
 // the jobs the last Attached named, and the answers to its launches.
 class RestartLauncher {
  public:
@@ -38,6 +41,7 @@ class RestartLauncher {
       const auto body = in.envelope().getBody();
       switch (in.which()) {
         case W::OFFER: {
+          if (!bidding) break;
           std::vector<std::int32_t> all;
           for (const auto g : body.getOffer().getGpus()) all.push_back(g);
           launcher_.bid_one_row(in, 2.0, 1.0, all);
@@ -84,6 +88,7 @@ class RestartLauncher {
     return request;
   }
 
+  bool bidding = true;
   std::int64_t lease_id = 0;
   int attached = 0;
   std::map<std::int64_t, std::string> jobs;
@@ -155,6 +160,61 @@ TEST(LaunchAfterRestart, AStartingLaunchWaitsForItsLauncherToSendItAgainAndStart
   EXPECT_TRUE(launcher.answers[repeat].ack) << launcher.answers[repeat].message;
   EXPECT_EQ(launcher.answers[repeat].message, "attempt 1 is already RUNNING");
   EXPECT_EQ(cluster.sql(job_state), "RUNNING 1");
+}
+
+// The same with a real themis-launch: its launch waits in STARTING while the job it preempts checkpoints (a
+// stand-in app that stops bidding, whose rank takes 6 s over SIGTERM); the coordinator is SIGKILLed and restarted
+// in that window. The launcher, told it is not attached, attaches again and sends its launch again, and the rank
+// starts with the launcher's job id and report endpoint.
+TEST(LaunchAfterRestart, ARealLauncherSendsItsWaitingLaunchAgainAfterTheCoordinatorRestarts) {
+  const std::vector<NodeSpec> node{{"node-a", "rack-1", {{0}}}};
+  TestCluster cluster(node, "3s", "fairness_knob = 0\nfilter = \"fixed\"\nprobe_duration = \"0s\"\n");
+  cluster.start_coordinator();
+  cluster.start_node("node-a");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM hosts WHERE state = 'up'") == "1"; }, 20s))
+      << read_text(cluster.coordinator_log());
+  auto submit = [&](const std::string& name, const std::string& spec) {
+    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", spec)});
+    EXPECT_EQ(r.code, 0) << r.out;
+    return std::stoll(r.out);
+  };
+  const std::string slow_stop = "trap 'sleep 6; exit 143' TERM; sleep 300 & wait; sleep 300";
+  const std::int64_t holder = submit("holder", "name = \"holder\"\ncommand = [\"sh\", \"-c\", \"" + slow_stop +
+                                                   "\"]\n[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"20s\"\n"
+                                                   "[scheduler]\nlauncher = \"foreground\"\n");
+  zmq::context_t context(1);
+  RestartLauncher stand_in(context, cluster, holder);
+  ASSERT_TRUE(cluster.wait_for([&] { return stand_in.pump(), stand_in.lease_id > 0; }, 20s)) << read_text(cluster.coordinator_log());
+  const std::uint64_t held = stand_in.launch("holder");
+  const std::string holder_job = "SELECT state FROM jobs WHERE app_id = " + std::to_string(holder) + " AND job = 0";
+  ASSERT_TRUE(cluster.wait_for([&] { return stand_in.pump(), cluster.sql(holder_job) == "RUNNING"; }, 20s))
+      << (stand_in.answers.count(held) ? stand_in.answers[held].message : "") << read_text(cluster.coordinator_log());
+
+  const std::string out_file = cluster.dir() + "/job-env.txt";
+  const std::int64_t app = submit("env", "name = \"env\"\ncommand = [\"sh\", \"-c\", \"echo \\\"$THEMIS_JOB_ID $THEMIS_REPORT_ENDPOINT\\\" > " +
+                                             out_file + "; sleep 1\"]\n[resources]\ngpus_per_job = 1\n"
+                                             "[scheduler]\nlauncher = \"foreground\"\niterations = 10\nserial_iter_time = 0.01\n");
+  const std::string launcher_log = cluster.dir() + "/launcher.log";
+  Process launcher({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
+                    "--server-key", cluster.key("coordinator", false), "--app", std::to_string(app)},
+                   launcher_log);
+  stand_in.bidding = false;  // at its lease's end the GPU goes to the launcher's app; the holder's rank stops slowly
+  const std::string job_state = "SELECT state || ' ' || attempt FROM jobs WHERE app_id = " + std::to_string(app) + " AND job = 0";
+  ASSERT_TRUE(cluster.wait_for([&] { return stand_in.pump(), cluster.sql(job_state) == "STARTING 1"; }, 30s))
+      << read_text(launcher_log) << read_text(cluster.coordinator_log());
+  ASSERT_EQ(cluster.sql(holder_job), "STOPPING") << "the launch waits for the holder's rank";
+
+  cluster.kill_coordinator(SIGKILL);
+  cluster.start_coordinator();
+  ASSERT_TRUE(cluster.wait_for([&] { return read_text(out_file).find('\n') != std::string::npos; }, 30s))
+      << read_text(launcher_log) << read_text(cluster.coordinator_log());
+  const std::string started = read_text(out_file);
+  EXPECT_EQ(started.rfind(std::to_string(app) + "_0@1 tcp://", 0), 0U)
+      << "the rank's THEMIS_JOB_ID and THEMIS_REPORT_ENDPOINT: " << started;
+  EXPECT_NE(read_text(launcher_log).find("sent its launch again"), std::string::npos) << read_text(launcher_log);
+  EXPECT_NE(read_text(cluster.coordinator_log()).find("its launcher sent the launch again"), std::string::npos)
+      << read_text(cluster.coordinator_log());
+  launcher.kill_and_wait(SIGTERM);
 }
 
 }  // namespace
