@@ -405,6 +405,14 @@ void Coordinator::on_query(const std::string& routing_id, const Caller& caller, 
       doc["events"] = query_store_.events_of_app(app);
       if (query.getKind() == wire::QueryKind::EXPLAIN) {
         doc["verdict"] = explain_app(db_, app, env_->now(), config_.fairness_knob, config_.filter);
+        // What the database cannot say: a launch this process holds back for its launcher's environment.
+        for (const auto& [a, job, attempt] : awaiting_launch_env_) {
+          if (a != app || launch_env_.count({a, job})) continue;
+          doc["verdict"]["details"].push_back("Job " + std::to_string(a) + "_" + std::to_string(job) + " attempt " +
+                                              std::to_string(attempt) + " waits for its launcher to send its launch again: "
+                                              "the coordinator restarted after it was asked for, and the launch's "
+                                              "environment is kept in memory only.");
+        }
         doc["rounds"] = query_store_.bids_of_app(app);
         doc["active_apps"] = query_store_.active_apps_by_rho();
         doc["free_gpus"] = query_store_.free_gpus();

@@ -141,6 +141,10 @@ TEST(LaunchAfterRestart, AStartingLaunchWaitsForItsLauncherToSendItAgainAndStart
            read_text(cluster.coordinator_log()).find("waiting for its launcher to send the launch again") != std::string::npos;
   }, 20s)) << read_text(cluster.coordinator_log());
   EXPECT_EQ(cluster.sql(job_state), "STARTING 1") << "launched without its launcher's environment";
+  const auto explained = cluster.ctl("alice", {"explain", std::to_string(app)});
+  EXPECT_NE(explained.out.find("Job " + std::to_string(app) + "_0 attempt 1 waits for its launcher to send its launch again"),
+            std::string::npos)
+      << explained.out;
 
   // The launcher attaches again, is told the attempt is STARTING, and sends the launch again: it starts with it.
   launcher.attach();
