@@ -125,40 +125,46 @@ Seconds rigid_phase_finish_time(std::span<const Seconds> serial_work, std::span<
   if (serial_work.size() != job_gpus.size())
     detail::reject(kWhere, "job_gpus", "one entry per job (" + std::to_string(serial_work.size()) + ")",
                    static_cast<int>(job_gpus.size()));
-  struct Gang {
-    Seconds time;
-    int gpus;
-  };
-  std::vector<Gang> waiting;
+  std::vector<QueuedGang> waiting;
   for (std::size_t j = 0; j < serial_work.size(); ++j) {
     detail::require_non_negative(kWhere, "serial_work", serial_work[j]);
     detail::require_at_least(kWhere, "job_gpus", job_gpus[j], 1);
     if (serial_work[j] <= 0) continue;
     if (job_gpus[j] > gpus) return std::numeric_limits<double>::infinity();
-    waiting.push_back({job_time(serial_work[j], job_gpus[j], slowdown), job_gpus[j]});
+    waiting.push_back({.time = job_time(serial_work[j], job_gpus[j], slowdown), .gpus = job_gpus[j]});
   }
-  std::stable_sort(waiting.begin(), waiting.end(), [](const Gang& a, const Gang& b) { return a.time > b.time; });
-  // (end time, GPUs) of the running gangs, earliest end first.
-  std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> running;
-  Seconds now = 0;
+  std::stable_sort(waiting.begin(), waiting.end(), [](const QueuedGang& a, const QueuedGang& b) { return a.time > b.time; });
+  return list_schedule_finish({}, gpus, waiting);
+}
+
+Seconds list_schedule_finish(std::span<const RunningGang> running, int free_gpus, std::span<const QueuedGang> queued) {
+  // (end time, GPUs) of the gangs holding GPUs, earliest end first.
+  std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> busy;
   Seconds last = 0;
-  int free = gpus;
-  while (!waiting.empty()) {
-    for (auto it = waiting.begin(); it != waiting.end() && free > 0;) {
-      if (it->gpus > free) {
-        ++it;
-        continue;
-      }
-      free -= it->gpus;
-      running.emplace(now + it->time, it->gpus);
-      last = std::max(last, now + it->time);
-      it = waiting.erase(it);
+  for (const RunningGang& gang : running) {
+    busy.emplace(gang.time_left, gang.gpus);
+    last = std::max(last, gang.time_left);
+  }
+  std::vector<bool> started(queued.size(), false);
+  std::size_t left = queued.size();
+  Seconds now = 0;
+  int free = free_gpus;
+  while (left > 0) {
+    for (std::size_t q = 0; q < queued.size() && free > 0; ++q) {
+      if (started[q] || queued[q].gpus > free) continue;
+      const Seconds end = now + queued[q].time + (queued[q].resumes && now == 0 ? 0 : queued[q].restart);
+      free -= queued[q].gpus;
+      busy.emplace(end, queued[q].gpus);
+      last = std::max(last, end);
+      started[q] = true;
+      --left;
     }
-    if (waiting.empty()) break;
-    now = running.top().first;
-    while (!running.empty() && running.top().first <= now) {
-      free += running.top().second;
-      running.pop();
+    if (left == 0) break;
+    if (busy.empty()) return std::numeric_limits<double>::infinity();
+    now = busy.top().first;
+    while (!busy.empty() && busy.top().first <= now) {
+      free += busy.top().second;
+      busy.pop();
     }
   }
   return last;

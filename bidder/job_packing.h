@@ -33,4 +33,21 @@ Seconds phase_finish_time(std::span<const Seconds> serial_work, int gpus, int jo
 Seconds rigid_phase_finish_time(std::span<const Seconds> serial_work, std::span<const int> job_gpus, int gpus,
                                 double slowdown);
 
+// A list schedule from a running state, for an app scheduler choosing which of its jobs run now. The
+// `running` gangs hold their GPUs until they end; the `queued` ones start in the given order, each as
+// soon as enough GPUs are free (a later one starting past one that does not fit yet), on `free_gpus`
+// GPUs besides. A queued gang pays `restart` before it runs unless it `resumes` (it was running a moment
+// ago) and starts at once. Returns when the last gang ends; +infinity when a queued gang never fits.
+struct RunningGang {
+  Seconds time_left = 0;
+  int gpus = 1;
+};
+struct QueuedGang {
+  Seconds time = 0;
+  int gpus = 1;
+  Seconds restart = 0;
+  bool resumes = false;
+};
+Seconds list_schedule_finish(std::span<const RunningGang> running, int free_gpus, std::span<const QueuedGang> queued);
+
 }  // namespace themis::bidder

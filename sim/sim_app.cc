@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "bidder/job_packing.h"
 #include "bidder/successive_halving.h"
 #include "policy/arbiter/policies/bundle_choice.h"
 
@@ -146,40 +147,77 @@ void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
   std::vector<std::size_t> order;
   for (std::size_t j = 0; j < jobs_.size(); ++j)
     if (runnable(jobs_[j]) && static_cast<int>(a[j].size()) < demand(jobs_[j])) order.push_back(j);
-  // Jobs that were running at this instant come first, on the GPUs they ran on where the pool has
-  // them (a lease lost and won back at one instant is not a move); then waiting jobs with the most work
-  // left first (ties: job order). Longest-first is the schedule the app's own estimate assumes
-  // (bidder::phase_finish_time packs jobs longest first): an app scheduler that started waiting jobs in
-  // job order left its longest job queued while its ρ and bids priced it as already running, so it
-  // bid "no gain" for GPUs it needed and finished later than it told the arbiter.
+  // Which jobs run: those that were running at this instant first, then the most time left first (ties:
+  // job order); or, where that ends the phase sooner (phase_finish, restarts counted), the most time left
+  // first whether or not a job was running, so a longest job that lost its GPU takes it back from a
+  // shorter one. Longest-first is the schedule the app's own estimate assumes (bidder::phase_finish_time
+  // packs jobs longest first). An app scheduler that started waiting jobs in job order, or that, winning
+  // back fewer GPUs than its expired lease took, restarted the jobs that had run in job order, left its
+  // longest job queued while its ρ and bids priced it as running: it bid "no gain" for GPUs it needed
+  // and finished later than it told the arbiter (traced on W1, docs/simulator.md "App scheduler").
   auto was_running = [&](std::size_t j) { return !a[j].empty() || !jobs_[j].running_on.empty(); };
-  auto work_left = [this](std::size_t j) { return (jobs_[j].target - jobs_[j].done) * jobs_[j].spec->serial_iter_time; };
+  std::vector<std::size_t> longest_first = order;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     const bool rx = was_running(x);
     const bool ry = was_running(y);
     if (rx != ry) return rx;
-    return !rx && work_left(x) > work_left(y);
+    return time_left(x) > time_left(y);
   });
+  std::stable_sort(longest_first.begin(), longest_first.end(), [&](std::size_t x, std::size_t y) {
+    const double tx = time_left(x);
+    const double ty = time_left(y);
+    if (tx != ty) return tx > ty;
+    return was_running(x) && !was_running(y);
+  });
+  if (longest_first != order && phase_finish(a, pool.size(), longest_first) < phase_finish(a, pool.size(), order))
+    order = std::move(longest_first);
+  // A gang starts only on all its GPUs; one that cannot be completed from the pool waits and leaves the
+  // pool to the jobs after it (backfill). The chosen jobs then take the GPUs they ran on where the pool
+  // has them before any job takes new ones, so a lease lost and won back at one instant is not a move.
+  std::vector<std::size_t> chosen;
+  std::vector<int> deficit(jobs_.size(), 0);
+  int free_count = static_cast<int>(pool.size());
   for (std::size_t j : order) {
-    if (pool.empty()) break;
-    int deficit = demand(jobs_[j]) - static_cast<int>(a[j].size());
+    if (free_count == 0) break;
+    const int need = demand(jobs_[j]) - static_cast<int>(a[j].size());
+    if (!jobs_[j].spec->elastic && need > free_count) continue;
+    deficit[j] = std::min(need, free_count);
+    free_count -= deficit[j];
+    chosen.push_back(j);
+  }
+  for (std::size_t j : chosen) {
     std::vector<GpuIndex> own;
     for (GpuIndex g : jobs_[j].running_on)
-      if (static_cast<int>(own.size()) < deficit && std::binary_search(pool.begin(), pool.end(), g) &&
+      if (static_cast<int>(own.size()) < deficit[j] && std::binary_search(pool.begin(), pool.end(), g) &&
           !std::binary_search(a[j].begin(), a[j].end(), g))
         own.push_back(g);
-    const bool rigid = !jobs_[j].spec->elastic;
-    // A gang starts only on all its GPUs; one that cannot be completed from the pool waits and leaves
-    // the pool to the jobs after it (backfill).
-    if (rigid && deficit > static_cast<int>(pool.size())) continue;
     arbiter::policies::remove_gpus(pool, own);
     insert_sorted(a[j], own);
-    deficit -= static_cast<int>(own.size());
-    if (deficit <= 0 || pool.empty()) continue;
-    auto bundle = arbiter::policies::best_placed_bundle(cluster_, pool, a[j], deficit);
+    deficit[j] -= static_cast<int>(own.size());
+  }
+  for (std::size_t j : chosen) {
+    if (deficit[j] <= 0) continue;
+    auto bundle = arbiter::policies::best_placed_bundle(cluster_, pool, a[j], deficit[j]);
     arbiter::policies::remove_gpus(pool, bundle);
     insert_sorted(a[j], bundle);
   }
+}
+
+Seconds SimApp::phase_finish(const Assignment& a, std::size_t free_gpus, std::span<const std::size_t> queue) const {
+  std::vector<bidder::RunningGang> running;
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (runnable(jobs_[j]) && !a[j].empty() && std::find(queue.begin(), queue.end(), j) == queue.end())
+      running.push_back({.time_left = time_left(j), .gpus = static_cast<int>(a[j].size())});
+  std::vector<bidder::QueuedGang> queued;
+  for (std::size_t j : queue)
+    queued.push_back({.time = time_left(j), .gpus = demand(jobs_[j]) - static_cast<int>(a[j].size()),
+                      .restart = settings_.restart_cost, .resumes = !a[j].empty() || !jobs_[j].running_on.empty()});
+  return bidder::list_schedule_finish(running, static_cast<int>(free_gpus), queued);
+}
+
+Seconds SimApp::time_left(std::size_t j) const {
+  const Job& job = jobs_[j];
+  return (job.target - job.done) * job.spec->serial_iter_time / demand(job);
 }
 
 int SimApp::usable_extra(int gpus) const {

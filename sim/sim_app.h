@@ -139,7 +139,11 @@ class SimApp final : public arbiter::AppModel {
   // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
   Seconds progress_start(std::size_t j) const;
   Seconds completion_of(std::size_t j) const;  // job j holds GPUs and is runnable
-  void reassign();
+  // Job j's time left on its full demand, without placement slowdown: the order the app starts its jobs in.
+  Seconds time_left(std::size_t j) const;
+  // When the app's current jobs would all end if those holding GPUs in `a` run on and the `queue`d ones
+  // start in that order on `free_gpus` more (bidder::list_schedule_finish; fill() compares two orders).
+  Seconds phase_finish(const Assignment& a, std::size_t free_gpus, std::span<const std::size_t> queue) const;
   void refresh_next_completion();
   Seconds median_serial_iter_time() const;
   int phases() const;

@@ -87,5 +87,29 @@ TEST(JobPacking, EdgeCases) {
   EXPECT_THROW(finish({1}, 1, 1, 0.5), std::invalid_argument);
 }
 
+// From a running state: a 2-GPU gang with 100 s left and a 1-GPU job with 50 s left hold three of four
+// GPUs. Queued: a 2-GPU gang of 80 s (waits for the 1-GPU job and the free GPU, starts at 50, ends at
+// 130), then a 1-GPU job of 30 s that starts at once on the free GPU past it (backfill), ends at 30.
+TEST(ListSchedule, RunningGangsHoldTheirGpusAndQueuedOnesStartInOrderAsTheyFit) {
+  const std::vector<RunningGang> running{{.time_left = 100, .gpus = 2}, {.time_left = 50, .gpus = 1}};
+  const std::vector<QueuedGang> queued{{.time = 80, .gpus = 2}, {.time = 30, .gpus = 1}};
+  EXPECT_DOUBLE_EQ(list_schedule_finish(running, 1, queued), 130);
+  EXPECT_DOUBLE_EQ(list_schedule_finish(running, 1, {}), 100);
+  const std::vector<QueuedGang> too_wide{{.time = 10, .gpus = 5}};
+  EXPECT_TRUE(std::isinf(list_schedule_finish(running, 1, too_wide)));
+}
+
+// A restart is paid by every start except a job that resumes at once: on one GPU, a running job with
+// 310 s left and a waiting one of 350 s end at 310 + 10 + 350 = 670 s in that order, and at
+// 10 + 350 + 10 + 310 = 680 s the other way round.
+TEST(ListSchedule, AJobResumingAtOncePaysNoRestart) {
+  const QueuedGang resumed{.time = 310, .gpus = 1, .restart = 10, .resumes = true};
+  const QueuedGang waiting{.time = 350, .gpus = 1, .restart = 10, .resumes = false};
+  const std::vector<QueuedGang> keep{resumed, waiting};
+  const std::vector<QueuedGang> swap{waiting, resumed};
+  EXPECT_DOUBLE_EQ(list_schedule_finish({}, 1, keep), 670);
+  EXPECT_DOUBLE_EQ(list_schedule_finish({}, 1, swap), 680);
+}
+
 }  // namespace
 }  // namespace themis::bidder

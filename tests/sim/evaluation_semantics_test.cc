@@ -155,6 +155,73 @@ TEST(AppScheduler, StartsTheLongestWaitingJobFirst) {
   EXPECT_NEAR(run_alone(cluster, app, "fifo", s).jct, 300.0, 1e-6);
 }
 
+// The instants the jobs on `gpus` complete, sorted (+inf for a GPU no job runs on).
+std::vector<Seconds> completions(const SimApp& app, std::initializer_list<GpuIndex> gpus) {
+  std::vector<Seconds> out;
+  for (GpuIndex g : gpus) out.push_back(app.completion_on(g));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string one_gpu_jobs(std::initializer_list<int> iterations) {
+  std::string text = R"({"name":"a","arrival":0,"jobs":[)";
+  bool first = true;
+  for (int n : iterations) {
+    text += std::string(first ? "" : ",") + R"({"model":"ResNet50","gpus":1,"serial_iter_time":1,"iterations":)" +
+            std::to_string(n) + "}";
+    first = false;
+  }
+  return text + "]}\n";
+}
+
+TEST(AppScheduler, WinningBackFewerGpusThanItLostRestartsTheLongestJobs) {
+  // Jobs of 100, 200 and 300 s run on three GPUs; at 50 s the app loses all three and wins two back at
+  // the same instant. The jobs with 250 and 150 s left run on (ending at 300 and 200 s) and the 50 s
+  // one follows: 300 s in all. Restarting them in job order (50 and 150 s left) left the longest job
+  // waiting until 100 s, ending at 350 s, while its bids priced it as running.
+  const Cluster cluster = one_machine(3);
+  const auto specs = parse_trace(one_gpu_jobs({100, 200, 300}), "lost");
+  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
+  const std::vector<GpuIndex> all{0, 1, 2};
+  EXPECT_TRUE(app.gain(all).empty());
+  app.advance_to(50);
+  app.lose(all);
+  const std::vector<GpuIndex> two{0, 1};
+  EXPECT_TRUE(app.gain(two).empty());
+  EXPECT_EQ(completions(app, {0, 1}), (std::vector<Seconds>{200, 300}));
+}
+
+TEST(AppScheduler, TheLongestJobTakesAGpuBackFromAShorterOneWhenThePhaseEndsSooner) {
+  // Jobs of 400, 300 and 100 s on three GPUs. At 10 s the 400 s job loses its GPU; at 20 s the other
+  // two lose theirs and win them back at that instant. Running on the two that were running (280 and
+  // 80 s left) would start the longest job (390 s left) at 80 s and end at 490 s; the longest job and
+  // the 280 s one end at 410 s, the 80 s one after the 280 s one at 380 s. So the longest job takes
+  // one of the two GPUs back. On one GPU the order cannot shorten the phase and the running job keeps
+  // its GPU (Restart.AJobRunningAtALeaseExpiryKeepsItsGpusOverALongerWaitingJob).
+  const Cluster cluster = one_machine(3);
+  const auto specs = parse_trace(one_gpu_jobs({400, 300, 100}), "takeover");
+  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
+  const std::vector<GpuIndex> all{0, 1, 2};
+  EXPECT_TRUE(app.gain(all).empty());
+  GpuIndex longest = 0;
+  for (GpuIndex g : all)
+    if (app.completion_on(g) == 400) longest = g;
+  ASSERT_EQ(app.completion_on(longest), 400);
+  app.advance_to(10);
+  const std::vector<GpuIndex> lost{longest};
+  app.lose(lost);
+  app.advance_to(20);
+  std::vector<GpuIndex> others;
+  for (GpuIndex g : all)
+    if (g != longest) others.push_back(g);
+  app.lose(others);
+  EXPECT_TRUE(app.gain(others).empty());
+  std::vector<Seconds> ends;
+  for (GpuIndex g : others) ends.push_back(app.completion_on(g));
+  std::sort(ends.begin(), ends.end());
+  EXPECT_EQ(ends, (std::vector<Seconds>{300, 410}));
+}
+
 TEST(Restart, EveryStartCostsTheRestartButARenewedLeaseDoesNot) {
   // One 1000 s job on the only GPU, 50 s restart cost, 300 s leases: it pays once, when it starts; at
   // every expiry its app wins the same GPU back at the same instant and the job keeps running.
