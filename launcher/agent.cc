@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "bidder/job_packing.h"
 #include "launcher/gpu_assignment.h"
 
 namespace themis::launcher {
@@ -87,6 +88,76 @@ void Agent::set_held_gpus(std::vector<GpuIndex> held, bool probe) {
     if (all_held && whole_gang) continue;
     job.state = JobState::kStopping;
     stops_.push_back({static_cast<int>(j), job.attempt, all_held ? "probe over: resumes on a whole gang" : "lease lost"});
+  }
+  stop_shorter_jobs_for_longer_ones();
+}
+
+Seconds Agent::time_left(int job) const {
+  return std::max(0.0, scheduler_.target(job) - scheduler_.iterations_done(job)) * timing_.serial_iter_time(job) /
+         config_.gpus_per_job;
+}
+
+void Agent::stop_shorter_jobs_for_longer_ones() {
+  const int gang = config_.gpus_per_job;
+  if (probe_ || failed() || static_cast<int>(free_gpus().size()) >= gang) return;
+  std::vector<int> running;  // may be stopped
+  std::vector<int> waiting;
+  std::vector<bidder::RunningGang> staying;  // starting or stopping: left as they are
+  for (int job : scheduler_.runnable_jobs()) {
+    const auto& j = jobs_[static_cast<std::size_t>(job)];
+    if (j.state == JobState::kRunning) running.push_back(job);
+    if (j.state == JobState::kWaiting && !j.blocked) waiting.push_back(job);
+  }
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    if (jobs_[j].state == JobState::kStarting) staying.push_back({time_left(static_cast<int>(j)), gang});
+    if (jobs_[j].state == JobState::kStopping) staying.push_back({0, static_cast<int>(jobs_[j].gpus.size())});
+  }
+  if (running.empty() || waiting.empty()) return;
+  auto longest_first = [&](std::vector<int>& jobs) {
+    std::stable_sort(jobs.begin(), jobs.end(), [&](int a, int b) {
+      const Seconds ta = time_left(a);
+      const Seconds tb = time_left(b);
+      if (ta != tb) return ta > tb;
+      return jobs_[static_cast<std::size_t>(a)].state == JobState::kRunning &&
+             jobs_[static_cast<std::size_t>(b)].state != JobState::kRunning;
+    });
+  };
+  auto queued = [&](const std::vector<int>& jobs) {
+    std::vector<bidder::QueuedGang> out;
+    for (int job : jobs) out.push_back({.time = time_left(job), .gpus = gang, .restart = config_.restart_seconds});
+    return out;
+  };
+  const int free = static_cast<int>(free_gpus().size());
+  // As it is: the running jobs go on, the waiting ones start longest first as gangs free up.
+  longest_first(waiting);
+  std::vector<bidder::RunningGang> keep = staying;
+  for (int job : running) keep.push_back({time_left(job), gang});
+  const Seconds keep_finish = bidder::list_schedule_finish(keep, free, queued(waiting));
+  // Longest first over both: as many jobs run as run now, the longest of all of them.
+  std::vector<int> all = running;
+  all.insert(all.end(), waiting.begin(), waiting.end());
+  longest_first(all);
+  std::vector<int> stopped;
+  std::vector<int> starting;
+  std::vector<int> later;
+  std::vector<bidder::RunningGang> swap = staying;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const bool runs = k < running.size();
+    const bool was_running = jobs_[static_cast<std::size_t>(all[k])].state == JobState::kRunning;
+    if (runs && was_running) swap.push_back({time_left(all[k]), gang});
+    if (runs && !was_running) starting.push_back(all[k]);
+    if (!runs) later.push_back(all[k]);
+    if (!runs && was_running) stopped.push_back(all[k]);
+  }
+  if (stopped.empty()) return;
+  starting.insert(starting.end(), later.begin(), later.end());
+  const Seconds swap_finish =
+      bidder::list_schedule_finish(swap, free + static_cast<int>(stopped.size()) * gang, queued(starting));
+  if (!(swap_finish < keep_finish)) return;
+  for (int job : stopped) {
+    auto& j = jobs_[static_cast<std::size_t>(job)];
+    j.state = JobState::kStopping;
+    stops_.push_back({job, j.attempt, "a waiting job with more time left takes its GPUs"});
   }
 }
 
@@ -201,9 +272,19 @@ std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
     const auto& j = jobs_[static_cast<std::size_t>(job)];
     if (j.state == JobState::kWaiting && !j.blocked) waiting.push_back(job);
   }
-  // Jobs with the most progress first: a preempted job resumes before a fresh one starts.
-  std::stable_sort(waiting.begin(), waiting.end(),
-                   [&](int a, int b) { return scheduler_.iterations_done(a) > scheduler_.iterations_done(b); });
+  // Jobs with the most time left first (ties: the most progress, so a preempted job resumes before a
+  // fresh one of equal length): the order the app's ρ estimate packs its jobs in (bidder::phase_finish_time,
+  // longest first). Starting the most advanced first left the longest job waiting while the bids priced
+  // it as running, so the app bid "no gain" for GPUs it needed (docs/launcher.md, "GPU assignment").
+  auto time_left = [&](int job) {
+    return std::max(0.0, scheduler_.target(job) - scheduler_.iterations_done(job)) * timing_.serial_iter_time(job);
+  };
+  std::stable_sort(waiting.begin(), waiting.end(), [&](int a, int b) {
+    const Seconds ta = time_left(a);
+    const Seconds tb = time_left(b);
+    if (ta != tb) return ta > tb;
+    return scheduler_.iterations_done(a) > scheduler_.iterations_done(b);
+  });
   if (config_.max_concurrent_jobs > 0) {
     const int slots = std::max(0, config_.max_concurrent_jobs - running);
     if (static_cast<int>(waiting.size()) > slots) waiting.resize(static_cast<std::size_t>(slots));

@@ -95,6 +95,74 @@ TEST(Agent, ResumeLaunchesTheNextAttemptOnTheNewGrant) {
   EXPECT_EQ(agent.extra_demand(), 0);
 }
 
+// Jobs start with the most time left first, the order the app's ρ estimate packs them in: three
+// 100-iteration jobs stopped at 80, 40 and 10 iterations resume 10 first on a single GPU. Starting the
+// most advanced first left the longest job waiting while the estimate priced it as running.
+TEST(Agent, TheJobWithTheMostTimeLeftStartsFirst) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig three{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 3, {100}}, .gpus_per_job = 1,
+                          .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  Agent agent(cluster, three, 0, 1);
+  agent.set_held_gpus({0, 1, 2});
+  ASSERT_EQ(agent.take_launches().size(), 3U);
+  const int done[] = {80, 40, 10};
+  for (int job = 0; job < 3; ++job) {
+    agent.on_worker_start(job, 1, -1);
+    for (int it = 1; it <= done[job]; ++it) agent.on_iteration(job, 1, 0, it, 0.1, 1.0);
+  }
+  agent.set_held_gpus({});
+  ASSERT_EQ(agent.take_stops().size(), 3U);
+  for (int job = 0; job < 3; ++job) agent.on_exit(job, 1, ExitKind::kPreempted, done[job], 5);
+  agent.set_held_gpus({4});
+  auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 2) << "90 iterations left, against 60 and 20";
+  agent.set_held_gpus({4, 5});
+  launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 1);
+}
+
+// Three 100-iteration jobs of 0.5 s per iteration on two GPUs: jobs 0 and 1 run to iteration 60 (20 s
+// left each) while job 2 waits (50 s). Going on ends the phase at 20 + 30 (restart) + 50 = 100 s;
+// stopping job 1 for job 2 ends it at 30 + 50 = 80 s (job 1 resumes after job 0, at 20 + 30 + 20 = 70 s),
+// so job 1 stops and job 2 takes its GPU. On one GPU the same swap cannot end sooner: nothing stops.
+TEST(Agent, ARunningJobStopsForALongerWaitingOneWhenThePhaseEndsSooner) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig three{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 3, {100}}, .gpus_per_job = 1,
+                          .lease_seconds = 60, .default_serial_iter_time = 0.5, .restart_seconds = 30};
+  Agent agent(cluster, three, 0, 1);
+  agent.set_held_gpus({0, 1});
+  auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 2U);
+  EXPECT_EQ(launches[0].job, 0);
+  EXPECT_EQ(launches[1].job, 1);
+  for (int job = 0; job < 2; ++job) {
+    agent.on_worker_start(job, 1, -1);
+    for (int it = 1; it <= 60; ++it) agent.on_iteration(job, 1, 0, it, 0.5, 1.0);
+  }
+  agent.set_held_gpus({0, 1});  // the leases renewed
+  auto stops = agent.take_stops();
+  ASSERT_EQ(stops.size(), 1U);
+  EXPECT_EQ(stops[0].job, 1);
+  EXPECT_EQ(agent.job(1).state, JobState::kStopping);
+  EXPECT_EQ(agent.job(0).state, JobState::kRunning);
+  agent.on_exit(1, 1, ExitKind::kPreempted, 60, 30);
+  launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 1U);
+  EXPECT_EQ(launches[0].job, 2);
+  agent.set_held_gpus({0, 1});
+  EXPECT_TRUE(agent.take_stops().empty()) << "the longest jobs run: nothing to gain";
+
+  Agent one(cluster, three, 0, 1);
+  one.set_held_gpus({0});
+  ASSERT_EQ(one.take_launches().size(), 1U);
+  one.on_worker_start(0, 1, -1);
+  for (int it = 1; it <= 60; ++it) one.on_iteration(0, 1, 0, it, 0.5, 1.0);
+  one.set_held_gpus({0});
+  EXPECT_TRUE(one.take_stops().empty()) << "20 + 30 + 50 s going on, 30 + 50 + 30 + 20 s stopping";
+}
+
 TEST(Agent, FailuresRestartUntilMaxRestartsThenTheAppFails) {
   const auto cluster = testing::two_rack_cluster();
   auto config = single_job(1, 10);
