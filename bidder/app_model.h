@@ -94,6 +94,9 @@ struct BidQuery {
   // (themis-sim's lying app, Themis Fig 18.)
   std::function<double(double rho, int gpus, Locality placement)> report;
   BidSettings settings;
+  // > 1: the new GPUs start gangs of this many GPUs of their own (placement_held empty); a bundle is
+  // priced at the widest level one of its gangs spans (BidRequest::gang).
+  int gang = 0;
 };
 
 class AppModel {

@@ -57,6 +57,7 @@ struct Pick {
   Candidate candidate;
   int chunk = 0;
   double rho = 0;
+  Locality placement = Locality::kSameSlot;  // what ρ is priced at: the bundle's span, or its gangs' (gang_placement)
 };
 
 class Generator {
@@ -313,6 +314,23 @@ std::vector<GpuIndex> spread_bundle(const Cluster& cluster, const std::vector<Gp
   return out;
 }
 
+// The widest level one of `gang`-GPU gangs spans when `bundle` is split into whole gangs, each inside
+// the narrowest group that can hold it: slot, then machine, then rack.
+Locality gang_placement(const Cluster& cluster, std::span<const GpuIndex> bundle, int gang) {
+  const int gangs = static_cast<int>(bundle.size()) / gang;
+  for (int level = 0; level < kLocalityLevels - 1; ++level) {
+    std::map<int, int> per_group;
+    for (GpuIndex g : bundle) {
+      const Gpu& gpu = cluster.gpu(g);
+      ++per_group[level == 0 ? gpu.slot : level == 1 ? gpu.machine : gpu.rack];
+    }
+    int fit = 0;
+    for (const auto& entry : per_group) fit += entry.second / gang;
+    if (fit >= gangs) return static_cast<Locality>(level);
+  }
+  return Locality::kCrossRack;
+}
+
 }  // namespace
 
 ShapeScope widest_scope(Locality placement, double rho, const std::function<double(Locality)>& rho_at) {
@@ -373,16 +391,22 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
   for (std::size_t i = 0; i < counts.size(); ++i) {
     rho[i].fill(0);
     for (const auto& [candidate, chunk] : generator.best_bundles(counts[i], per_count)) {
-      double& value = rho[i][static_cast<std::size_t>(candidate.placement)];
+      // New GPUs that start whole gangs of their own (request.gang, nothing held placing them) run each
+      // gang inside the narrowest group that holds it: a bundle spread over machines whose gangs each fit
+      // on one machine is priced at one machine (its row is then taken literally, kExact).
+      Locality placement = candidate.placement;
+      if (request.gang > 1 && request.held.empty() && counts[i] >= 2 * request.gang && placement > Locality::kSameSlot)
+        placement = std::min(placement, gang_placement(cluster, generator.bundle(candidate, chunk, counts[i]), request.gang));
+      double& value = rho[i][static_cast<std::size_t>(placement)];
       if (value == 0) {
-        value = valuation(held + counts[i], candidate.placement);
+        value = valuation(held + counts[i], placement);
         if (!(std::isfinite(value) && value > 0))
           throw std::invalid_argument("bid generation: valuation(" + std::to_string(held + counts[i]) + ", " +
-                                      std::string(to_string(candidate.placement)) + ") returned " +
+                                      std::string(to_string(placement)) + ") returned " +
                                       detail::format_number(value) + "; it must be > 0 and finite");
       }
       if (settings.drop_non_improving && value >= request.rho_no_new) continue;
-      picks[i].push_back({counts[i], candidate, chunk, value});
+      picks[i].push_back({counts[i], candidate, chunk, value, placement});
     }
   }
 
@@ -407,7 +431,8 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     for (std::size_t n = 0; n < chosen[i].size(); ++n) {
       const Pick* p = chosen[i][n];
       bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho,
-                          widest_scope(p->candidate.placement, p->rho, rho_at)});
+                          p->placement < p->candidate.placement ? ShapeScope::kExact
+                                                                : widest_scope(p->candidate.placement, p->rho, rho_at)});
       spare.push_back(n > 0 ? 1 : 0);
       if (n > 0) continue;
       // The best bundle fills one machine: an app whose ρ is the same spread over other machines

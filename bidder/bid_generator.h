@@ -5,7 +5,8 @@
 // useful GPU count k (every k up to dense_counts, then powers of two, then the remaining demand), the
 // generator proposes the best-placed concrete bundles of k offered GPUs:
 //   - placement = the widest level spanned by held ∪ bundle (same slot < same machine < same rack <
-//     cross rack), so bundles next to what the app already holds come first;
+//     cross rack), so bundles next to what the app already holds come first; with BidRequest::gang,
+//     ρ is priced at the widest level one of the bundle's gangs spans;
 //   - a bundle is taken from the narrowest group (slot, machine, rack, whole offer) with k offered
 //     GPUs, best fit first (the group with the fewest spare GPUs, which keeps large groups whole for
 //     other apps); disjoint alternatives in the same group follow the first bundle of every group;
@@ -38,6 +39,10 @@ struct BidRequest {
   std::span<const GpuIndex> held;  // GPUs the app holds now; none of them in the offer
   int remaining_demand = 0;        // extra GPUs it could use; >= 0
   double rho_no_new = 0;           // ρ if it wins nothing this round; > 0, finite
+  // > 1: the new GPUs start gangs of this many GPUs of their own (no `held`), each placed inside the
+  // narrowest group that holds it, so a bundle is priced at the widest level one of its gangs spans
+  // rather than at the bundle's own span (such a row is taken literally: kExact). 0 or 1: the span.
+  int gang = 0;
 };
 
 // The widest scope (core/bid.h) over which a row of placement `placement` and ρ `rho` keeps its ρ,

@@ -398,6 +398,9 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   query.held_gpus = static_cast<int>(kept.size());
   query.remaining_demand = demand_beyond(query.held_gpus);
   query.rho_no_new = rho_keeping(app, slowdown, kept);
+  // Holding nothing, the new GPUs start gangs of their own, each on the best-placed GPUs of the bundle
+  // (assign_gangs): a bundle is priced at the widest level one of its gangs spans.
+  if (kept.empty()) query.gang = config_.gpus_per_job;
   for (int l = 0; l < kLocalityLevels; ++l) {
     query.slowdown[static_cast<std::size_t>(l)] = slowdown.slowdown(static_cast<Locality>(l));
   }

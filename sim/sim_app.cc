@@ -374,6 +374,14 @@ Bid SimApp::bid(const Offer& offer) {
   query.rho_no_new = model().rho_without_new(static_cast<int>(held_.size()),
                                              estimated_slowdown(app_slowdown(assignment_)), attainable_slowdown());
   query.settings = settings_.bid;
+  if (!completes_running_job) {
+    // The new GPUs start waiting gangs, each on the best-placed GPUs of the bundle (fill): a bundle
+    // spread over machines whose gangs each fit on one machine runs at one machine's slowdown.
+    int widest = 0;
+    for (std::size_t j = 0; j < jobs_.size(); ++j)
+      if (runnable(jobs_[j]) && assignment_[j].empty()) widest = std::max(widest, demand(jobs_[j]));
+    query.gang = widest;
+  }
   // A bundle's widest level slows only the jobs that span several GPUs: one-GPU jobs (most of W1's
   // apps) never communicate, so their app's bid does not pay a placement penalty for a spread bundle.
   for (int l = 0; l < kLocalityLevels; ++l) {

@@ -163,6 +163,38 @@ TEST(BidGenerator, DropNonImprovingRows) {
   for (const BidRow& row : bid.rows) EXPECT_LT(row.rho, 2);
 }
 
+// An app whose new GPUs start 2-GPU gangs of their own, offered one 2-GPU slot on each of two machines
+// of one rack: the 4-GPU bundle spans the rack, but each of its two gangs runs inside one slot, so it is
+// priced at a slot and taken literally (kExact). Without the gang it is priced at its span, the rack.
+TEST(BidGenerator, AGangAppPricesABundleAtTheWidestLevelOneOfItsGangsSpans) {
+  const Cluster cluster = preset("paper-testbed-64");
+  std::vector<GpuIndex> offer;
+  for (GpuIndex a = 0; a < cluster.size() && offer.empty(); ++a)
+    for (GpuIndex b = a + 2; b + 1 < cluster.size() && offer.empty(); ++b) {
+      const Gpu& x = cluster.gpu(a);
+      const Gpu& y = cluster.gpu(b);
+      if (x.machine != y.machine && x.rack == y.rack && cluster.locality(std::vector<GpuIndex>{a, a + 1}) == Locality::kSameSlot &&
+          cluster.locality(std::vector<GpuIndex>{b, b + 1}) == Locality::kSameSlot && cluster.gpu(a + 1).machine != y.machine)
+        offer = {a, a + 1, b, b + 1};
+    }
+  ASSERT_EQ(offer.size(), 4U);
+  ASSERT_EQ(cluster.locality(offer), Locality::kSameRack);
+  auto four = [&](int gang) {
+    const Bid bid = generate_bid(cluster, Offer{1, offer},
+                                 {.app = 1, .held = {}, .remaining_demand = 4, .rho_no_new = 100, .gang = gang}, encoded);
+    for (const BidRow& row : bid.rows)
+      if (row.gpus.size() == 4) return row;
+    ADD_FAILURE() << "no 4-GPU row";
+    return BidRow{};
+  };
+  const BidRow gangs = four(2);
+  EXPECT_EQ(gangs.gpus, offer);
+  EXPECT_DOUBLE_EQ(gangs.rho, encoded(4, Locality::kSameSlot));
+  EXPECT_EQ(gangs.scope, ShapeScope::kExact);
+  EXPECT_DOUBLE_EQ(four(0).rho, encoded(4, Locality::kSameRack));
+  EXPECT_DOUBLE_EQ(four(4).rho, encoded(4, Locality::kSameRack)) << "one 4-GPU gang spans the rack";
+}
+
 TEST(BidGenerator, RejectsBadInputsNamingThem) {
   const Cluster cluster = preset("paper-testbed-64");
   auto error = [&](const Offer& offer, std::vector<GpuIndex> held, int demand, double rho, const Valuation& v,

@@ -239,6 +239,24 @@ TEST(Agent, BidsOnlyWholeGangsAndValidRows) {
   EXPECT_TRUE(agent.bid(Offer{2, {2, 3, 4}}, 30).rows.empty());
 }
 
+// Holding nothing, an app of 2-GPU gangs offered a 2-GPU slot in each rack runs each gang inside its
+// slot: the 4-GPU bundle is worth what four GPUs of one machine are, not a cross-rack placement.
+TEST(Agent, HoldingNothingItPricesABundleByWhereItsGangsRun) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig two{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 2, {1000}}, .gpus_per_job = 2,
+                        .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  const Agent agent(cluster, two, 0, 3);
+  auto four = [&](std::vector<GpuIndex> gpus) {
+    const Bid bid = agent.bid(Offer{1, gpus}, 30);
+    for (const auto& row : bid.rows)
+      if (row.gpus.size() == 4) return row.rho;
+    return 0.0;
+  };
+  const double spread = four({0, 1, 8, 9});
+  EXPECT_GT(spread, 0);
+  EXPECT_DOUBLE_EQ(spread, four({0, 1, 2, 3}));
+}
+
 TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
   const auto cluster = testing::two_rack_cluster();
   Agent agent(cluster, single_job(2, 1000), 0, 3);

@@ -174,18 +174,27 @@ std::string one_gpu_jobs(std::initializer_list<int> iterations) {
   return text + "]}\n";
 }
 
+// An app of one-GPU jobs of the given lengths (s), all running on the three GPUs of one machine.
+struct ThreeJobsRunning {
+  explicit ThreeJobsRunning(std::initializer_list<int> seconds)
+      : specs(parse_trace(one_gpu_jobs(seconds), "three")), app(0, specs[0], cluster, AppSettings{}, 1) {
+    EXPECT_TRUE(app.gain(all).empty());
+  }
+  const Cluster cluster = one_machine(3);
+  const std::vector<AppSpec> specs;
+  const std::vector<GpuIndex> all{0, 1, 2};
+  SimApp app;
+};
+
 TEST(AppScheduler, WinningBackFewerGpusThanItLostRestartsTheLongestJobs) {
   // Jobs of 100, 200 and 300 s run on three GPUs; at 50 s the app loses all three and wins two back at
   // the same instant. The jobs with 250 and 150 s left run on (ending at 300 and 200 s) and the 50 s
   // one follows: 300 s in all. Restarting them in job order (50 and 150 s left) left the longest job
   // waiting until 100 s, ending at 350 s, while its bids priced it as running.
-  const Cluster cluster = one_machine(3);
-  const auto specs = parse_trace(one_gpu_jobs({100, 200, 300}), "lost");
-  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
-  const std::vector<GpuIndex> all{0, 1, 2};
-  EXPECT_TRUE(app.gain(all).empty());
+  ThreeJobsRunning three({100, 200, 300});
+  SimApp& app = three.app;
   app.advance_to(50);
-  app.lose(all);
+  app.lose(three.all);
   const std::vector<GpuIndex> two{0, 1};
   EXPECT_TRUE(app.gain(two).empty());
   EXPECT_EQ(completions(app, {0, 1}), (std::vector<Seconds>{200, 300}));
@@ -198,11 +207,9 @@ TEST(AppScheduler, TheLongestJobTakesAGpuBackFromAShorterOneWhenThePhaseEndsSoon
   // the 280 s one end at 410 s, the 80 s one after the 280 s one at 380 s. So the longest job takes
   // one of the two GPUs back. On one GPU the order cannot shorten the phase and the running job keeps
   // its GPU (Restart.AJobRunningAtALeaseExpiryKeepsItsGpusOverALongerWaitingJob).
-  const Cluster cluster = one_machine(3);
-  const auto specs = parse_trace(one_gpu_jobs({400, 300, 100}), "takeover");
-  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
-  const std::vector<GpuIndex> all{0, 1, 2};
-  EXPECT_TRUE(app.gain(all).empty());
+  ThreeJobsRunning three({400, 300, 100});
+  SimApp& app = three.app;
+  const std::vector<GpuIndex>& all = three.all;
   GpuIndex longest = 0;
   for (GpuIndex g : all)
     if (app.completion_on(g) == 400) longest = g;
@@ -220,6 +227,40 @@ TEST(AppScheduler, TheLongestJobTakesAGpuBackFromAShorterOneWhenThePhaseEndsSoon
   for (GpuIndex g : others) ends.push_back(app.completion_on(g));
   std::sort(ends.begin(), ends.end());
   EXPECT_EQ(ends, (std::vector<Seconds>{300, 410}));
+}
+
+// Two waiting 2-GPU VGG16 gangs (placement-sensitive) offered one 2-GPU slot on each of two machines:
+// each gang runs inside its slot (fill), so the app bids for the four GPUs what they are worth there,
+// the same as four GPUs of one machine, not the slowdown of a gang spread over machines.
+TEST(AppBid, FourGpusOnTwoMachinesArePricedWhereItsTwoGangsRun) {
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  const auto specs = parse_trace(
+      R"({"name":"a","arrival":0,"jobs":[{"model":"VGG16","gpus":2,"serial_iter_time":1,"iterations":1000},{"model":"VGG16","gpus":2,"serial_iter_time":1,"iterations":1000}]})"
+      "\n",
+      "gangs");
+  SimApp app(0, specs[0], cluster, AppSettings{}, 1);
+  std::vector<GpuIndex> spread;  // a 2-GPU slot on each of two machines
+  std::vector<GpuIndex> one_machine;  // two 2-GPU slots of one machine
+  for (GpuIndex g = 0; g + 3 < cluster.size() && one_machine.empty(); ++g) {
+    const std::vector<GpuIndex> four{g, g + 1, g + 2, g + 3};
+    if (cluster.locality(four) == Locality::kSameMachine) one_machine = four;
+  }
+  for (GpuIndex a = 0; a + 1 < cluster.size() && spread.empty(); ++a)
+    for (GpuIndex b = a + 2; b + 1 < cluster.size() && spread.empty(); ++b)
+      if (cluster.locality(std::vector<GpuIndex>{a, a + 1}) == Locality::kSameSlot &&
+          cluster.locality(std::vector<GpuIndex>{b, b + 1}) == Locality::kSameSlot &&
+          cluster.locality(std::vector<GpuIndex>{a, a + 1, b, b + 1}) == Locality::kSameRack)
+        spread = {a, a + 1, b, b + 1};
+  ASSERT_EQ(one_machine.size(), 4U);
+  ASSERT_EQ(spread.size(), 4U);
+  auto four = [&](const std::vector<GpuIndex>& gpus) {
+    for (const BidRow& row : app.bid(Offer{1, gpus}).rows)
+      if (row.gpus.size() == 4) return row.rho;
+    return 0.0;
+  };
+  const double across = four(spread);
+  EXPECT_GT(across, 0);
+  EXPECT_DOUBLE_EQ(across, four(one_machine));
 }
 
 TEST(Restart, EveryStartCostsTheRestartButARenewedLeaseDoesNot) {
