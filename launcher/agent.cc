@@ -99,7 +99,8 @@ Seconds Agent::time_left(int job) const {
 
 void Agent::stop_shorter_jobs_for_longer_ones() {
   const int gang = config_.gpus_per_job;
-  if (probe_ || failed() || static_cast<int>(free_gpus().size()) >= gang) return;
+  const int free = static_cast<int>(free_gpus().size());
+  if (probe_ || failed() || free >= gang) return;
   std::vector<int> running;  // may be stopped
   std::vector<int> waiting;
   std::vector<bidder::RunningGang> staying;  // starting or stopping: left as they are
@@ -127,7 +128,6 @@ void Agent::stop_shorter_jobs_for_longer_ones() {
     for (int job : jobs) out.push_back({.time = time_left(job), .gpus = gang, .restart = config_.restart_seconds});
     return out;
   };
-  const int free = static_cast<int>(free_gpus().size());
   // As it is: the running jobs go on, the waiting ones start longest first as gangs free up.
   longest_first(waiting);
   std::vector<bidder::RunningGang> keep = staying;
@@ -276,9 +276,6 @@ std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
   // fresh one of equal length): the order the app's ρ estimate packs its jobs in (bidder::phase_finish_time,
   // longest first). Starting the most advanced first left the longest job waiting while the bids priced
   // it as running, so the app bid "no gain" for GPUs it needed (docs/launcher.md, "GPU assignment").
-  auto time_left = [&](int job) {
-    return std::max(0.0, scheduler_.target(job) - scheduler_.iterations_done(job)) * timing_.serial_iter_time(job);
-  };
   std::stable_sort(waiting.begin(), waiting.end(), [&](int a, int b) {
     const Seconds ta = time_left(a);
     const Seconds tb = time_left(b);
