@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 #include <type_traits>
 
 #include "checkpoint/checkpoint_file.h"
@@ -363,6 +364,10 @@ RunResult run_training(Session& session, Trainable& trainable, const RunOptions&
       const double loss = trainable.forward_backward(iteration);
       session.average_gradients(trainable.module());
       trainable.apply_gradients();
+      if (options.min_iteration_seconds > 0) {
+        std::this_thread::sleep_until(t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(options.min_iteration_seconds)));
+      }
       ++iteration;
       result.iteration = iteration;
       const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - t0;

@@ -116,6 +116,10 @@ class Trainable {
 struct RunOptions {
   std::int64_t iterations = 100;
   std::int64_t checkpoint_every = 0;  // 0: only on stop and at the end
+  // Each iteration takes at least this long: the rest is slept after the optimizer step. A paced job's
+  // length is wall time, not CPU time, so it does not stretch when other processes load the machine
+  // (tests and demos that time faults against leases use it). 0: unpaced.
+  double min_iteration_seconds = 0;
   std::map<std::string, std::string> metadata;  // copied into every checkpoint (model, hyper-parameters)
 };
 

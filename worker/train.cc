@@ -204,6 +204,7 @@ int train_main(int argc, char** argv) {
   RunOptions run;
   run.iterations = options.iterations;
   run.checkpoint_every = options.checkpoint_every;
+  run.min_iteration_seconds = options.min_iteration_seconds;
   run.metadata = options.as_metadata();
   const RunResult result = run_training(*session, *trainer, run);
   if (!result.message.empty()) {

@@ -49,6 +49,11 @@ void validate(const TrainOptions& o) {
   positive("keep_checkpoints", o.keep_checkpoints);
   if (o.iterations < 0) throw UsageError("iterations must not be negative", 2);
   if (o.checkpoint_every < 0) throw UsageError("checkpoint_every must not be negative", 2);
+  if (!(o.min_iteration_seconds >= 0 && o.min_iteration_seconds <= 60)) {
+    std::ostringstream got;
+    got << o.min_iteration_seconds;
+    throw UsageError("min_iteration_seconds must be in [0, 60], got " + got.str(), 2);
+  }
 }
 
 }  // namespace
@@ -80,6 +85,9 @@ TrainOptions parse_train_options(int argc, const char* const* argv, const std::o
   app.add_option("--hidden", o.hidden, "MLP hidden width")->capture_default_str();
   app.add_option("--dataset-size", o.dataset_size, "synthetic samples")->capture_default_str();
   app.add_option("--threads", o.threads, "torch threads per rank")->capture_default_str();
+  app.add_option("--min-iteration-seconds", o.min_iteration_seconds,
+                 "pace: each iteration takes at least this long, the rest slept (0: unpaced)")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -21,6 +21,7 @@ struct TrainOptions {
   std::int64_t hidden = 64;           // MLP hidden width (two hidden layers)
   std::int64_t dataset_size = 2048;   // synthetic samples
   std::int64_t threads = 1;           // torch intra-op threads per rank
+  double min_iteration_seconds = 0;   // pace: an iteration takes at least this long (0: as fast as it runs)
   std::map<std::string, std::string> as_metadata() const;
 };
 

@@ -4,7 +4,8 @@
 // at the deadline, a late bid must be dropped rather than counted in a later round, the invariants must
 // hold throughout, the other app must finish, and the slow app must finish once left alone. Real processes
 // on loopback with CURVE: a coordinator, two nodelets with one virtual GPU each, two launchers,
-// themis-train workers (LibTorch on CPU).
+// themis-train workers (LibTorch on CPU), paced to 10 ms per iteration so that a job's length is wall time: the
+// slow app's job outlives the six toggled lease expiries however loaded the machine is.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -48,7 +49,8 @@ void sleep_until_unix(double at) {
 
 std::string spec(const std::string& name, const std::string& dir, const std::string& learning_rates, int iterations) {
   return "name = \"" + name + "\"\n" + "command = [\"" + kBin +
-         "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\", \"--threads\", \"1\"]\n"
+         "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\", \"--threads\", \"1\", "
+         "\"--min-iteration-seconds\", \"0.01\"]\n"
          "hyperparameters = { lr = [" + learning_rates + "] }\n"
          "resources = { gpus_per_job = 1 }\n"
          "checkpoint = { dir = \"" + dir + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
@@ -159,11 +161,11 @@ class SlowBidder : public ::testing::Test {
 };
 
 TEST_F(SlowBidder, LateBidsAreDroppedRoundsGoOnAndBothAppsFinish) {
-  const auto slow = submit("slow", "\"0.05\"", 80000);
+  const auto slow = submit("slow", "\"0.05\"", 2400);
   Process slow_launcher = launcher(slow);
   ASSERT_TRUE(cluster_->wait_for([&] { return sql("SELECT state FROM jobs WHERE app_id = " + std::to_string(slow)) == "RUNNING"; }, 60s))
       << read_text(log_of(slow)) << diagnostics();
-  const auto steady = submit("steady", "\"0.05\", \"0.1\", \"0.2\"", 16000);
+  const auto steady = submit("steady", "\"0.05\", \"0.1\", \"0.2\"", 450);
   Process steady_launcher = launcher(steady);
   ASSERT_TRUE(cluster_->wait_for([&] { return state(steady) == "RUNNING"; }, 60s)) << read_text(log_of(steady)) << diagnostics();
 

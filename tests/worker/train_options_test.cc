@@ -33,12 +33,15 @@ TEST(TrainOptions, CommandLineOverridesHparamsOverridesDefaults) {
   EXPECT_EQ(o.batch_size, 256);
   EXPECT_EQ(o.seed, 9U);
   EXPECT_EQ(o.as_metadata().at("batch_size"), "256");
+  EXPECT_EQ(d.min_iteration_seconds, 0.0);
+  EXPECT_EQ(parse({"--min-iteration-seconds", "0.01"}).min_iteration_seconds, 0.01);
 }
 
 TEST(TrainOptions, BadValuesSayWhatIsWrong) {
   EXPECT_EQ(error_of({"--model", "vgg"}), "model must be mlp or cnn, got \"vgg\"");
   EXPECT_EQ(error_of({"--batch-size", "0"}), "batch_size must be positive, got 0");
   EXPECT_EQ(error_of({"--momentum", "1.5"}), "momentum must be in [0, 1)");
+  EXPECT_EQ(error_of({"--min-iteration-seconds", "-1"}), "min_iteration_seconds must be in [0, 60], got -1");
   EXPECT_EQ(error_of({}, R"({"learning_rate":0.1})"), "THEMIS_HPARAMS: unknown key \"learning_rate\"");
   EXPECT_EQ(error_of({}, R"({"lr":"fast"})"), "THEMIS_HPARAMS: \"lr\" has the wrong type (\"fast\")");
   EXPECT_NE(error_of({}, "{oops").find("THEMIS_HPARAMS: not JSON"), std::string::npos);

@@ -68,6 +68,26 @@ TEST(Training, TwoRanksOverTcpStoreStayBitIdenticalAndLearn) {
   EXPECT_LT(mean_loss(ranks[0].stdout_path, 131, 150), 0.6 * mean_loss(ranks[0].stdout_path, 1, 20));
 }
 
+// --min-iteration-seconds paces a job in wall time: every iteration both ranks report lasts at least the pace
+// (the sleep comes after the optimizer step, inside the timed iteration), and the job still completes in step.
+TEST(Training, APacedJobTakesAtLeastItsPacePerIteration) {
+  TempDir dir;
+  JobAttempt job;
+  job.args = {"--model", "mlp", "--hidden", "16", "--batch-size", "8", "--iterations", "30",
+              "--min-iteration-seconds", "0.02"};
+  job.rendezvous = "file://" + (dir.path() / "rdzv").string();
+  const auto ranks = launch(job, dir.path(), "paced");
+  const auto exits = wait_all(ranks, seconds(60));
+  expect_completed_and_identical(ranks, exits, 30);
+  for (const auto& rank : ranks) {
+    for (const auto& report : read_reports(rank.stdout_path)) {
+      if (report.iteration) {
+        EXPECT_GE(report.iteration->seconds, 0.02) << "iteration " << report.iteration->iteration;
+      }
+    }
+  }
+}
+
 TEST(Training, FourRanksCnnOverFileStoreStayBitIdentical) {
   TempDir dir;
   JobAttempt job;
