@@ -388,16 +388,27 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   std::set_difference(held_.begin(), held_.end(), offered.begin(), offered.end(), std::back_inserter(kept));
   const auto app = model(now);
   const auto slowdown = timing_.slowdown();
-  // A new bundle is placed with every GPU kept: the app's slowdown is that of its widest span.
+  // A gang launches only whole, so new GPUs either complete a gang with kept GPUs that no whole gang uses
+  // (idle ones, or a running gang's whose other GPUs are on offer), which places the bundle, or start gangs
+  // of their own, each on the best-placed GPUs of the bundle (assign_gangs): the bundle is then priced at
+  // the widest level one of its gangs spans, as themis-sim's apps price it (sim/sim_app.cc, `bid`).
+  std::vector<GpuIndex> in_whole_gangs;
+  for (const Job& job : jobs_) {
+    if (!uses_gpus(job.state) || static_cast<int>(job.gpus.size()) < config_.gpus_per_job) continue;
+    if (std::all_of(job.gpus.begin(), job.gpus.end(),
+                    [&](GpuIndex g) { return std::binary_search(kept.begin(), kept.end(), g); }))
+      in_whole_gangs.insert(in_whole_gangs.end(), job.gpus.begin(), job.gpus.end());
+  }
+  std::sort(in_whole_gangs.begin(), in_whole_gangs.end());
+  std::vector<GpuIndex> placing;
+  std::set_difference(kept.begin(), kept.end(), in_whole_gangs.begin(), in_whole_gangs.end(), std::back_inserter(placing));
   bidder::BidQuery query;
   query.app = config_.app;
-  query.placement_held = kept;
+  query.placement_held = placing;
   query.held_gpus = static_cast<int>(kept.size());
   query.remaining_demand = demand_beyond(query.held_gpus);
   query.rho_no_new = rho_keeping(app, slowdown, kept);
-  // Holding nothing, the new GPUs start gangs of their own, each on the best-placed GPUs of the bundle
-  // (assign_gangs): a bundle is priced at the widest level one of its gangs spans.
-  if (kept.empty()) query.gang = config_.gpus_per_job;
+  if (placing.empty()) query.gang = config_.gpus_per_job;
   for (int l = 0; l < kLocalityLevels; ++l) {
     query.slowdown[static_cast<std::size_t>(l)] = slowdown.slowdown(static_cast<Locality>(l));
   }

@@ -257,6 +257,29 @@ TEST(Agent, HoldingNothingItPricesABundleByWhereItsGangsRun) {
   EXPECT_DOUBLE_EQ(spread, four({0, 1, 2, 3}));
 }
 
+// Keeping a running gang, the new GPUs start a gang of their own (a gang launches only whole), so a bundle
+// is priced where that gang runs, not by its span with the kept GPUs: two GPUs of the other rack's machine
+// are worth what two more GPUs of the kept machine are.
+TEST(Agent, KeepingARunningGangItPricesNewGpusWhereTheirOwnGangRuns) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig two{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 2, {1000}}, .gpus_per_job = 2,
+                        .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  Agent agent(cluster, two, 0, 3);
+  agent.set_held_gpus({0, 1});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  auto two_more = [&](std::vector<GpuIndex> offered, std::vector<GpuIndex> row) {
+    const Bid bid = agent.bid(Offer{1, offered}, 30);
+    for (const auto& r : bid.rows)
+      if (r.gpus == row) return r.rho;
+    return 0.0;
+  };
+  const double same_machine = two_more({2, 3, 8, 9}, {2, 3});
+  ASSERT_GT(same_machine, 0);
+  EXPECT_DOUBLE_EQ(two_more({2, 3, 8, 9}, {8, 9}), same_machine);
+  EXPECT_DOUBLE_EQ(two_more({4, 5}, {4, 5}), same_machine) << "node2, the kept machine's rack";
+}
+
 TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
   const auto cluster = testing::two_rack_cluster();
   Agent agent(cluster, single_job(2, 1000), 0, 3);
