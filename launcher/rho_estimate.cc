@@ -23,6 +23,16 @@ Seconds upper_median(std::vector<Seconds> values) {
   return values[values.size() / 2];
 }
 
+// Every job runs on exactly one gang (a gang launches only whole): the phases are packed as rigid gangs
+// (bidder::rigid_phase_finish_time), as themis-sim packs its rigid jobs, so a gang's placement slows it
+// whatever the count. Packed elastically, jobs on fewer GPUs than jobs × gang ran one GPU each at no
+// slowdown, and a bundle that spread a gang over racks was priced as one that kept it on a machine.
+void set_rigid_gangs(bidder::AppState& state) {
+  state.remaining_job_gpus.clear();
+  for (const bidder::PhaseWork& phase : state.remaining)
+    state.remaining_job_gpus.emplace_back(phase.serial_work.size(), state.gang);
+}
+
 }  // namespace
 
 int usable_gpus(const AppContext& context, const HyperparameterScheduler& scheduler, int gpus) {
@@ -68,6 +78,7 @@ bidder::AppState app_state(const HyperparameterScheduler& scheduler, const Timin
             {std::vector<Seconds>(static_cast<std::size_t>(bidder::jobs_in_phase(jobs, phase)), work), gang});
       }
     }
+    set_rigid_gangs(state);
     return state;
   }
   bidder::LifePhase life{.work = 0, .demand = static_cast<double>(demand), .longest = 0};
@@ -80,6 +91,7 @@ bidder::AppState app_state(const HyperparameterScheduler& scheduler, const Timin
   }
   state.life.push_back(life);
   if (!scheduler.finished()) state.remaining.push_back(std::move(current));
+  set_rigid_gangs(state);
   return state;
 }
 

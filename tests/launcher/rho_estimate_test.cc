@@ -28,6 +28,22 @@ TEST(RhoEstimate, SingleJobIsEquationOne) {
   EXPECT_TRUE(std::isinf(estimate_rho(scheduler, timing, ctx, 1, Locality::kSameSlot)));
 }
 
+// Jobs are rigid gangs: two 2-GPU jobs on one gang run one after the other, each slowed by where that gang
+// runs. Packed elastically (before 2026-11-29) they ran one GPU each at no slowdown, so the estimate was the
+// same on one machine and across racks, and a bid could not tell a spread gang from a local one.
+TEST(RhoEstimate, JobsOfOneGangRunOneAfterTheOtherSlowedByTheGangsPlacement) {
+  HyperparameterScheduler scheduler({SchedulerKind::kAllJobs, 2, {1000}});
+  TimingModel timing(0.5);
+  const AppContext ctx{.elapsed = 0, .n_avg = 1, .cluster_gpus = 8, .gpus_per_job = 2};
+  // Each job: 1000 · 0.5 / 2 · S on one gang; two in a row on 2 GPUs, side by side on 4.
+  const double s_rack = timing.slowdown().slowdown(Locality::kCrossRack);
+  ASSERT_GT(s_rack, 1.0);
+  EXPECT_NEAR(shared_finish_time(scheduler, timing, ctx, 2, Locality::kSameMachine), 500, 1e-9);
+  EXPECT_NEAR(shared_finish_time(scheduler, timing, ctx, 2, Locality::kCrossRack), 500 * s_rack, 1e-9);
+  EXPECT_NEAR(shared_finish_time(scheduler, timing, ctx, 4, Locality::kCrossRack), 250 * s_rack, 1e-9);
+  EXPECT_TRUE(std::isinf(shared_finish_time(scheduler, timing, ctx, 1, Locality::kSameSlot)));
+}
+
 TEST(RhoEstimate, SuccessiveHalvingIsEquationTwoOverTheSchedulersState) {
   HyperparameterScheduler scheduler({SchedulerKind::kSuccessiveHalving, 4, {8, 16, 36}});
   TimingModel timing(100.0);
