@@ -360,8 +360,28 @@ double Agent::rho_keeping(const bidder::AppModel& model, const bidder::SlowdownM
   // (sim/sim_app.h, attainable_slowdown): a faster placement that no group of GPUs here offers would make
   // every bundle on offer look worse than waiting, and a wide gang would never bid.
   const double ideal = slowdown.slowdown(cluster_.tightest_locality(model.smallest_bundle()));
-  const double at_kept = kept.empty() ? ideal : slowdown.slowdown(cluster_.locality(kept));
+  const double at_kept = kept.empty() ? ideal : running_slowdown(slowdown, kept);
   return model.rho_without_new(static_cast<int>(kept.size()), at_kept, ideal);
+}
+
+double Agent::running_slowdown(const bidder::SlowdownModel& slowdown, const std::vector<GpuIndex>& gpus) const {
+  // Each gang is slowed by its own span (a gang is one job's ranks; two gangs do not communicate), as
+  // themis-sim's apps take the widest job's (sim/sim_app.cc, `app_slowdown`): the widest span among the
+  // jobs whose gang lies within `gpus`, and the span of the GPUs no such gang uses, which start one together.
+  double s = 1.0;
+  std::vector<GpuIndex> rest = gpus;
+  for (const Job& job : jobs_) {
+    if (!uses_gpus(job.state) || job.gpus.empty()) continue;
+    if (!std::all_of(job.gpus.begin(), job.gpus.end(),
+                     [&](GpuIndex g) { return std::binary_search(gpus.begin(), gpus.end(), g); }))
+      continue;
+    s = std::max(s, slowdown.slowdown(cluster_.locality(job.gpus)));
+    std::vector<GpuIndex> left;
+    std::set_difference(rest.begin(), rest.end(), job.gpus.begin(), job.gpus.end(), std::back_inserter(left));
+    rest.swap(left);
+  }
+  if (!rest.empty()) s = std::max(s, slowdown.slowdown(cluster_.locality(rest)));
+  return s;
 }
 
 double Agent::current_rho(Seconds now) const {
@@ -374,7 +394,7 @@ double Agent::current_rho(Seconds now) const {
   const int held = static_cast<int>(held_.size());
   // The filter's key, the same model as themis-sim's (bidder::AppModel::ranking_rho): ρ on what it holds,
   // and while it holds less than its fair share no worse than ρ after one more lease on that share.
-  const double held_slowdown = held > 0 ? slowdown.slowdown(cluster_.locality(held_)) : 1.0;
+  const double held_slowdown = held > 0 ? running_slowdown(slowdown, held_) : 1.0;
   return app.ranking_rho(held, held_slowdown, slowdown.slowdown(cluster_.tightest_locality(app.smallest_bundle())),
                          bidder::IdleRho::kFairShare);
 }

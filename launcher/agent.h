@@ -185,6 +185,8 @@ class Agent {
   // "No new GPUs" if it keeps only `kept` (bidder::AppModel::rho_without_new).
   double rho_keeping(const bidder::AppModel& model, const bidder::SlowdownModel& slowdown,
                      const std::vector<GpuIndex>& kept) const;
+  // The slowdown it runs at on `gpus` (sorted): the widest span of one of its gangs there.
+  double running_slowdown(const bidder::SlowdownModel& slowdown, const std::vector<GpuIndex>& gpus) const;
   void after_scheduler_change();
   // Work left of `job` on one gang at the measured speed, without placement slowdown.
   Seconds time_left(int job) const;

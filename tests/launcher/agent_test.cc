@@ -280,6 +280,31 @@ TEST(Agent, KeepingARunningGangItPricesNewGpusWhereTheirOwnGangRuns) {
   EXPECT_DOUBLE_EQ(two_more({4, 5}, {4, 5}), same_machine) << "node2, the kept machine's rack";
 }
 
+// Two running 2-GPU gangs, each inside one machine, run at a machine's speed wherever the two machines
+// are: the app's current ρ and its ρ of no new GPUs take each gang's own span, not the span of all it holds.
+TEST(Agent, ItsRhoTakesEachGangsOwnSpanNotTheSpanOfAllItHolds) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig two{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 2, {1000}}, .gpus_per_job = 2,
+                        .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  auto holding = [&](std::vector<GpuIndex> held) {
+    Agent agent(cluster, two, 0, 3);
+    agent.set_held_gpus(held);
+    EXPECT_EQ(agent.take_launches().size(), 2U);
+    agent.on_worker_start(0, 1, -1);
+    agent.on_worker_start(1, 1, -1);
+    return std::make_pair(agent.current_rho(30), agent.bid(Offer{1, {6}}, 30).rho_no_new);
+  };
+  const auto one_machine = holding({0, 1, 2, 3});
+  const auto two_racks = holding({0, 1, 8, 9});
+  EXPECT_DOUBLE_EQ(two_racks.first, one_machine.first);
+  EXPECT_DOUBLE_EQ(two_racks.second, one_machine.second);
+  // A gang that spans two machines is slowed: of GPUs 0, 4, 8 and 9 one gang runs on 0 and 4 (node1 and
+  // node2, one rack).
+  const auto one_gang_spread = holding({0, 4, 8, 9});
+  EXPECT_GT(one_gang_spread.first, one_machine.first);
+  EXPECT_GT(one_gang_spread.second, one_machine.second);
+}
+
 TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
   const auto cluster = testing::two_rack_cluster();
   Agent agent(cluster, single_job(2, 1000), 0, 3);
