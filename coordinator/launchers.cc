@@ -301,7 +301,25 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
     end_launcher_app(app, status.getFailed(), "launcher: " + summary, now);
     settle_probes(now);  // an app that ended during its probe
   }
+  // GPUs it gives back: no job of its runs there and none waits to start (Agent::idle_gpus). A GPU one of
+  // its jobs is placed on, or no longer leased to it, stays as it is: the launcher's view may lag a launch
+  // or a lease's end, and the grant that follows tells it what it holds.
+  std::vector<std::int64_t> released;
+  if (!done) {
+    for (const std::int32_t gpu : status.getRelease()) {
+      if (lease_releases_.release_unused_gpu(app, gpu, now, "given back by its launcher: no job of the app used it")) {
+        released.push_back(gpu);
+        event(now, "LeaseReleased", app, std::nullopt, "", std::nullopt,
+              "GPU " + std::to_string(gpu) + " given back by the app's launcher before its lease ended");
+      }
+    }
+  }
   tx.commit();
+  if (!released.empty()) {
+    spdlog::info("app {} gave back {} leased GPUs its jobs did not use", app, released.size());
+    send_grant(app, 0);
+    trigger("GPUs given back");
+  }
   if (done) {
     launchers_.erase(app);
     trigger("app finished");

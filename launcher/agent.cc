@@ -262,6 +262,13 @@ std::vector<GpuIndex> Agent::free_gpus() const {
   return free;
 }
 
+std::vector<GpuIndex> Agent::idle_gpus() const {
+  if (probe_ || finished() || failed()) return {};
+  for (int job : scheduler_.runnable_jobs())
+    if (jobs_[static_cast<std::size_t>(job)].state == JobState::kWaiting) return {};
+  return free_gpus();
+}
+
 std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
   std::vector<LaunchCommand> launches;
   if (failed()) return launches;

@@ -209,6 +209,7 @@ AppStatus AppSession::status(Seconds now) const {
   s.failed = agent_.failed();
   s.best_loss = agent_.best_loss();
   s.demand = agent_.extra_demand();
+  s.release = agent_.idle_gpus();
   const auto& scheduler = agent_.scheduler();
   // Iterations the scheduler runs in all: Σ_i J_i · I_i (phase i runs J_i jobs for I_i more iterations).
   double planned = 0, done = 0;

@@ -37,6 +37,7 @@ struct AppStatus {
   std::uint64_t iterations_done = 0;     // Σ over jobs of iterations trained, each up to its phase target
   std::uint64_t iterations_planned = 0;  // Σ_i J_i · I_i: iterations the scheduler runs in all
   std::string phase;            // "train", "halving 2/3" (successive halving), "done"
+  std::vector<GpuIndex> release;  // held GPUs it gives back now (Agent::idle_gpus)
 };
 
 class AppSession {

@@ -324,7 +324,9 @@ void LauncherDaemon::send_status(double now, bool force) {
   const auto status = session_->status(now);
   const bool due = (now - last_status_) * 1000.0 >= options_.status_interval_ms;
   const std::string state = session_->saved_state();
-  const std::string key = status.summary + "/" + std::to_string(status.demand) + "/" + state;
+  std::string released;
+  for (GpuIndex g : status.release) released += (released.empty() ? "" : ", ") + std::to_string(g);
+  const std::string key = status.summary + "/" + std::to_string(status.demand) + "/" + state + "/" + released;
   if (!force && !due && key == last_status_text_) return;
   last_status_ = now;
   last_status_text_ = key;
@@ -342,6 +344,12 @@ void LauncherDaemon::send_status(double now, bool force) {
   msg.setIterationsDone(status.iterations_done);
   msg.setIterationsPlanned(status.iterations_planned);
   msg.setPhase(status.phase);
+  auto release = msg.initRelease(static_cast<unsigned>(status.release.size()));
+  for (std::size_t i = 0; i < status.release.size(); ++i) release.set(static_cast<unsigned>(i), status.release[i]);
+  if (released != last_released_) {
+    last_released_ = released;
+    if (!released.empty()) spdlog::info("giving back GPUs [{}]: no job runs on them and none waits to start", released);
+  }
   send(out);
 }
 

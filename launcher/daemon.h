@@ -60,6 +60,7 @@ class LauncherDaemon {
   std::uint64_t request_id_ = 1;
   double last_status_ = 0;
   std::string last_status_text_;
+  std::string last_released_;  // the GPUs the last AppStatus gave back, as logged
   std::map<std::uint64_t, std::pair<int, int>> launch_requests_;  // request id -> (job, attempt)
   std::map<GpuIndex, std::int64_t> lease_ids_;                     // held GPU -> its lease, as the last grant said
 };

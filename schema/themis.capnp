@@ -309,6 +309,9 @@ struct AppStatus {
   iterationsDone @9 :UInt64;         # iterations its jobs trained, each counted up to its phase target
   iterationsPlanned @10 :UInt64;     # iterations its scheduler runs in all (0: unknown, an older launcher)
   phase @11 :Text;                   # what it does now, one word or two: "train", "halving 2/3", "done"
+  release @12 :List(Int32);          # GPUs it holds and gives back now: no job of its runs on them and none
+                                     # waits to start (docs/launcher.md "Idle GPUs"); the coordinator ends
+                                     # those leases and sends a new grant
 }
 
 # ---- launchers started by the coordinator through a nodelet (docs/launcher.md, "Managed launchers")

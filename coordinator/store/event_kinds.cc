@@ -18,6 +18,7 @@ const std::vector<EventKind>& event_kinds() {
       {"LeaseGranted", "a round leased GPUs to the app"},
       {"LeaseRenewed", "a lease was renewed at expiry"},
       {"LeaseExpired", "a lease ended at its expiry"},
+      {"LeaseReleased", "the app's launcher gave back a leased GPU that no job of the app used, before its expiry"},
       {"LaunchRequested", "the coordinator sent a job's ranks to their nodelets"},
       {"Running", "every rank of a job is up"},
       {"RankExited", "one rank of a job exited"},

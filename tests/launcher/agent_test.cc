@@ -179,6 +179,47 @@ TEST(Agent, FailuresRestartUntilMaxRestartsThenTheAppFails) {
   EXPECT_TRUE(agent.take_launches().empty());
 }
 
+// Held GPUs go back before their leases end once no job runs there and none waits to start: not while a
+// job waits (it may start there), not during a probe, and not once the app is over (its end releases all).
+TEST(Agent, ItGivesBackHeldGpusNoJobRunsOnAndNoneWaitsFor) {
+  const auto cluster = testing::two_rack_cluster();
+  AgentConfig config{.app = 9, .scheduler = {SchedulerKind::kSuccessiveHalving, 2, {10, 100}},
+                     .gpus_per_job = 1, .default_serial_iter_time = 0.1};
+  Agent agent(cluster, config, 0, 1);
+  agent.set_held_gpus({0, 1, 2});
+  EXPECT_TRUE(agent.idle_gpus().empty()) << "two jobs wait to start";
+  const auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 2U);
+  std::vector<GpuIndex> unused = {0, 1, 2};
+  for (const auto& l : launches) std::erase(unused, l.gpus[0]);
+  ASSERT_EQ(unused.size(), 1U);
+  EXPECT_EQ(agent.idle_gpus(), unused) << "both jobs run; the third GPU has nothing to run";
+  agent.on_worker_start(0, 1, -1);
+  agent.on_worker_start(1, 1, -1);
+  agent.on_iteration(0, 1, 0, 10, 0.1, 0.9);
+  agent.on_exit(0, 1, ExitKind::kCompleted, 10, 1);
+  unused.push_back(launches[0].job == 0 ? launches[0].gpus[0] : launches[1].gpus[0]);
+  std::sort(unused.begin(), unused.end());
+  EXPECT_EQ(agent.idle_gpus(), unused) << "job 1 runs on; nothing waits";
+  agent.on_iteration(1, 1, 0, 10, 0.1, 0.1);
+  agent.on_exit(1, 1, ExitKind::kCompleted, 10, 2);
+  ASSERT_EQ(agent.scheduler().phase(), 1);
+  EXPECT_TRUE(agent.idle_gpus().empty()) << "the survivor waits to start on one of them";
+  const auto survivor = agent.take_launches();
+  ASSERT_EQ(survivor.size(), 1U);
+  EXPECT_EQ(agent.idle_gpus().size(), 2U) << "the survivor runs on one GPU of three";
+  agent.on_iteration(survivor[0].job, 2, 0, 100, 0.1, 0.05);
+  agent.on_exit(survivor[0].job, 2, ExitKind::kCompleted, 100, 3);
+  ASSERT_TRUE(agent.finished());
+  EXPECT_TRUE(agent.idle_gpus().empty()) << "the app is over";
+
+  Agent probing(cluster, config, 0, 1);
+  probing.set_held_gpus({4}, /*probe=*/true);
+  ASSERT_EQ(probing.take_launches().size(), 1U);
+  probing.on_worker_start(0, 1, -1);
+  EXPECT_TRUE(probing.idle_gpus().empty()) << "a probe holds one GPU for the coordinator's verdict";
+}
+
 TEST(Agent, SuccessiveHalvingRelaunchesSurvivorsAndNeverTheStoppedJobs) {
   const auto cluster = testing::two_rack_cluster();
   AgentConfig config{.app = 9, .scheduler = {SchedulerKind::kSuccessiveHalving, 4, {10, 10, 10}},

@@ -83,5 +83,67 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
                      "FROM events WHERE app_id = " + small);
 }
 
+// A launcher gives back leased GPUs that no job of its app runs on and none waits for (docs/launcher.md, "Idle
+// GPUs"). "halving" runs successive halving over two one-GPU jobs on both GPUs; after its first phase one job
+// goes on alone for 30 s, while "waiter", submitted once both GPUs were leased to halving, wants one GPU. The
+// leases last 120 s: without the give-back the waiter would start only when they end, after halving is done.
+// The jobs are paced (10 ms per iteration) so that the phases last wall time, whatever the machine's load.
+TEST(LauncherIntegration, AGpuNoJobUsesIsGivenBackAndAWaitingAppRunsOnItBeforeTheLeaseEnds) {
+  TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "120s");
+  cluster.start_coordinator();
+  cluster.start_node("node-a");
+  cluster.start_node("node-b");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+  auto paced_spec = [&](const std::string& name, const std::string& rates, const std::string& scheduler) {
+    return "name = \"" + name + "\"\ncommand = [\"" + kBin +
+           "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\", "
+           "\"--min-iteration-seconds\", \"0.01\"]\n"
+           "hyperparameters = { lr = [" + rates + "] }\nresources = { gpus_per_job = 1 }\n"
+           "checkpoint = { dir = \"" + cluster.dir() + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
+           "[scheduler]\nlauncher = \"foreground\"\n" + scheduler + "serial_iter_time = 0.01\n";
+  };
+  auto submit = [&](const std::string& name, const std::string& text) {
+    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", text)});
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.first_stdout_line();
+  };
+  auto launcher = [&](const std::string& app) {
+    return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
+                    "--server-key", cluster.key("coordinator", false), "--app", app},
+                   cluster.dir() + "/launcher-" + app + ".log");
+  };
+  const std::string halving = submit("halving", paced_spec("halving", "\"0.05\", \"0.4\"",
+                                                           "kind = \"successive-halving\"\nphase_iterations = [100, 3000]\n"));
+  Process halving_launcher = launcher(halving);
+  ASSERT_TRUE(cluster.wait_for([&] {
+    return cluster.sql("SELECT count(*) FROM leases WHERE state = 'active' AND app_id = " + halving) == "2";
+  }, std::chrono::seconds(60))) << read_text(cluster.dir() + "/launcher-" + halving + ".log");
+  const std::string waiter = submit("waiter", paced_spec("waiter", "\"0.05\"", "iterations = 200\n"));
+  Process waiter_launcher = launcher(waiter);
+
+  const bool waiter_done = cluster.wait_for(
+      [&] { return cluster.sql("SELECT state FROM apps WHERE id = " + waiter) == "COMPLETED"; }, std::chrono::seconds(100));
+  const std::string halving_state = cluster.sql("SELECT state FROM apps WHERE id = " + halving);
+  const std::string halving_log = read_text(cluster.dir() + "/launcher-" + halving + ".log");
+  ASSERT_TRUE(waiter_done) << halving_log << read_text(cluster.dir() + "/launcher-" + waiter + ".log")
+                           << read_text(cluster.coordinator_log());
+  EXPECT_NE(halving_state, "COMPLETED") << "the waiter ran while halving's second phase ran, on the GPU it gave back";
+  const std::string given_back = cluster.sql(
+      "SELECT count(*) FROM leases WHERE app_id = " + halving + " AND state = 'released' AND released_at < expiry "
+      "AND release_reason LIKE 'given back by its launcher%'");
+  EXPECT_GE(std::stoi(given_back), 1) << cluster.sql("SELECT group_concat(gpu || ' ' || state || ' ' || "
+                                                    "coalesce(release_reason, ''), '; ') FROM leases");
+  EXPECT_NE(cluster.sql("SELECT count(*) FROM events WHERE kind = 'LeaseReleased' AND app_id = " + halving), "0");
+  EXPECT_NE(halving_log.find("giving back GPUs"), std::string::npos) << halving_log;
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT state FROM apps WHERE id = " + halving) == "COMPLETED"; },
+                               std::chrono::seconds(100)))
+      << halving_log << read_text(cluster.coordinator_log());
+  EXPECT_EQ(halving_launcher.wait(), 0);
+  EXPECT_EQ(waiter_launcher.wait(), 0);
+  const std::string waiter_log = read_text(cluster.dir() + "/launcher-" + waiter + ".log");
+  EXPECT_EQ(waiter_log.find("refused"), std::string::npos) << waiter_log;
+  EXPECT_EQ(halving_log.find("refused"), std::string::npos) << halving_log;
+}
+
 }  // namespace
 }  // namespace themis::testing
