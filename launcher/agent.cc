@@ -264,8 +264,12 @@ std::vector<GpuIndex> Agent::free_gpus() const {
 
 std::vector<GpuIndex> Agent::idle_gpus() const {
   if (probe_ || finished() || failed()) return {};
-  for (int job : scheduler_.runnable_jobs())
-    if (jobs_[static_cast<std::size_t>(job)].state == JobState::kWaiting) return {};
+  // A runnable job that is stopping (its lease was lost or moved, or it yields to a longer job) will start
+  // again: it waits as much as a waiting one.
+  for (int job : scheduler_.runnable_jobs()) {
+    const JobState state = jobs_[static_cast<std::size_t>(job)].state;
+    if (state == JobState::kWaiting || state == JobState::kStopping) return {};
+  }
   return free_gpus();
 }
 

@@ -151,8 +151,8 @@ class Agent {
   // GPUs it could still use on top of the usable ones it holds.
   int extra_demand() const;
   // Held GPUs it gives back before their leases end: none of its jobs runs there and none waits to start
-  // (a waiting job, also one whose launch was refused, may start on them). Empty during a probe and once
-  // the app is over (its end releases every lease).
+  // (a waiting job, also one whose launch was refused, or one stopping to start again elsewhere, may start
+  // on them). Empty during a probe and once the app is over (its end releases every lease).
   std::vector<GpuIndex> idle_gpus() const;
 
   // ---- state

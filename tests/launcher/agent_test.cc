@@ -213,6 +213,19 @@ TEST(Agent, ItGivesBackHeldGpusNoJobRunsOnAndNoneWaitsFor) {
   ASSERT_TRUE(agent.finished());
   EXPECT_TRUE(agent.idle_gpus().empty()) << "the app is over";
 
+  // A job stopping because it lost part of its gang's leases starts again: the GPUs it was granted
+  // instead are not given back (seen in scripts/local-cluster: a 4-GPU job moved to four GPUs of which
+  // three were given back while it stopped, and won back by the next round).
+  AgentConfig gang{.app = 7, .scheduler = {SchedulerKind::kAllJobs, 1, {1000}}, .gpus_per_job = 2,
+                   .default_serial_iter_time = 0.1};
+  Agent moving(cluster, gang, 0, 1);
+  moving.set_held_gpus({0, 1});
+  ASSERT_EQ(moving.take_launches().size(), 1U);
+  moving.on_worker_start(0, 1, -1);
+  moving.set_held_gpus({1, 8, 9});
+  ASSERT_EQ(moving.take_stops().size(), 1U) << "GPU 0's lease is gone: the job stops";
+  EXPECT_TRUE(moving.idle_gpus().empty()) << "GPUs 8 and 9 are where it starts again";
+
   Agent probing(cluster, config, 0, 1);
   probing.set_held_gpus({4}, /*probe=*/true);
   ASSERT_EQ(probing.take_launches().size(), 1U);
