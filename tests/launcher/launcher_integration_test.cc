@@ -27,6 +27,20 @@ std::string spec(const std::string& name, const std::string& dir, int gpus_per_j
          "\nserial_iter_time = 0.01\n";
 }
 
+// Submits `text` as alice's app `name`; returns its id.
+std::string submit_spec(TestCluster& cluster, const std::string& name, const std::string& text) {
+  const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", text)});
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.first_stdout_line();
+}
+
+// The app's themis-launch, run by hand, logging to launcher-<app>.log in the cluster's directory.
+Process start_launcher(TestCluster& cluster, const std::string& app) {
+  return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
+                  "--server-key", cluster.key("coordinator", false), "--app", app},
+                 cluster.dir() + "/launcher-" + app + ".log");
+}
+
 TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishes) {
   TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s");
   cluster.start_coordinator();
@@ -35,16 +49,9 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
 
   auto submit = [&](const std::string& name, int gpus, int iterations) {
-    const auto r = cluster.ctl("alice", {"submit", "--parsable",
-                                         cluster.write_file(name + ".toml", spec(name, cluster.dir(), gpus, iterations))});
-    EXPECT_EQ(r.code, 0) << r.out;
-    return r.first_stdout_line();
+    return submit_spec(cluster, name, spec(name, cluster.dir(), gpus, iterations));
   };
-  auto launcher = [&](const std::string& app) {
-    return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
-                    "--server-key", cluster.key("coordinator", false), "--app", app},
-                   cluster.dir() + "/launcher-" + app + ".log");
-  };
+  auto launcher = [&](const std::string& app) { return start_launcher(cluster, app); };
   // Long enough that the small app, waiting, overtakes its ρ while it still runs (about 20 s alone).
   const std::string wide = submit("wide", 2, 12000);
   Process wide_launcher = launcher(wide);
@@ -102,16 +109,8 @@ TEST(LauncherIntegration, AGpuNoJobUsesIsGivenBackAndAWaitingAppRunsOnItBeforeTh
            "checkpoint = { dir = \"" + cluster.dir() + "/ckpt/{app}/{job}\", grace_period = \"20s\" }\n"
            "[scheduler]\nlauncher = \"foreground\"\n" + scheduler + "serial_iter_time = 0.01\n";
   };
-  auto submit = [&](const std::string& name, const std::string& text) {
-    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", text)});
-    EXPECT_EQ(r.code, 0) << r.out;
-    return r.first_stdout_line();
-  };
-  auto launcher = [&](const std::string& app) {
-    return Process({kBin + "/themis-launch", "--coordinator", cluster.endpoint(), "--key", cluster.key("alice", true),
-                    "--server-key", cluster.key("coordinator", false), "--app", app},
-                   cluster.dir() + "/launcher-" + app + ".log");
-  };
+  auto submit = [&](const std::string& name, const std::string& text) { return submit_spec(cluster, name, text); };
+  auto launcher = [&](const std::string& app) { return start_launcher(cluster, app); };
   const std::string halving = submit("halving", paced_spec("halving", "\"0.05\", \"0.4\"",
                                                            "kind = \"successive-halving\"\nphase_iterations = [100, 3000]\n"));
   Process halving_launcher = launcher(halving);
