@@ -379,20 +379,32 @@ double Agent::running_slowdown(const bidder::SlowdownModel& slowdown, const std:
   // Each gang is slowed by its own span (a gang is one job's ranks; two gangs do not communicate), as
   // themis-sim's apps take the widest job's (sim/sim_app.cc, `app_slowdown`): the widest span among the
   // jobs whose gang lies within `gpus`, and the span of the GPUs no such gang uses, which start one together.
+  const std::vector<const Job*> jobs = jobs_within(gpus, 1);
   double s = 1.0;
-  std::vector<GpuIndex> rest = gpus;
-  for (const Job& job : jobs_) {
-    if (!uses_gpus(job.state) || job.gpus.empty()) continue;
-    if (!std::all_of(job.gpus.begin(), job.gpus.end(),
-                     [&](GpuIndex g) { return std::binary_search(gpus.begin(), gpus.end(), g); }))
-      continue;
-    s = std::max(s, slowdown.slowdown(cluster_.locality(job.gpus)));
-    std::vector<GpuIndex> left;
-    std::set_difference(rest.begin(), rest.end(), job.gpus.begin(), job.gpus.end(), std::back_inserter(left));
-    rest.swap(left);
-  }
+  for (const Job* job : jobs) s = std::max(s, slowdown.slowdown(cluster_.locality(job->gpus)));
+  const std::vector<GpuIndex> rest = gpus_outside(gpus, jobs);
   if (!rest.empty()) s = std::max(s, slowdown.slowdown(cluster_.locality(rest)));
   return s;
+}
+
+std::vector<const Agent::Job*> Agent::jobs_within(const std::vector<GpuIndex>& gpus, int min_gpus) const {
+  std::vector<const Job*> out;
+  for (const Job& job : jobs_) {
+    if (!uses_gpus(job.state) || static_cast<int>(job.gpus.size()) < min_gpus) continue;
+    if (std::all_of(job.gpus.begin(), job.gpus.end(),
+                    [&](GpuIndex g) { return std::binary_search(gpus.begin(), gpus.end(), g); }))
+      out.push_back(&job);
+  }
+  return out;
+}
+
+std::vector<GpuIndex> Agent::gpus_outside(const std::vector<GpuIndex>& gpus, const std::vector<const Job*>& jobs) {
+  std::vector<GpuIndex> used;
+  for (const Job* job : jobs) used.insert(used.end(), job->gpus.begin(), job->gpus.end());
+  std::sort(used.begin(), used.end());
+  std::vector<GpuIndex> out;
+  std::set_difference(gpus.begin(), gpus.end(), used.begin(), used.end(), std::back_inserter(out));
+  return out;
 }
 
 double Agent::current_rho(Seconds now) const {
@@ -423,16 +435,7 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   // (idle ones, or a running gang's whose other GPUs are on offer), which places the bundle, or start gangs
   // of their own, each on the best-placed GPUs of the bundle (assign_gangs): the bundle is then priced at
   // the widest level one of its gangs spans, as themis-sim's apps price it (sim/sim_app.cc, `bid`).
-  std::vector<GpuIndex> in_whole_gangs;
-  for (const Job& job : jobs_) {
-    if (!uses_gpus(job.state) || static_cast<int>(job.gpus.size()) < config_.gpus_per_job) continue;
-    if (std::all_of(job.gpus.begin(), job.gpus.end(),
-                    [&](GpuIndex g) { return std::binary_search(kept.begin(), kept.end(), g); }))
-      in_whole_gangs.insert(in_whole_gangs.end(), job.gpus.begin(), job.gpus.end());
-  }
-  std::sort(in_whole_gangs.begin(), in_whole_gangs.end());
-  std::vector<GpuIndex> placing;
-  std::set_difference(kept.begin(), kept.end(), in_whole_gangs.begin(), in_whole_gangs.end(), std::back_inserter(placing));
+  const std::vector<GpuIndex> placing = gpus_outside(kept, jobs_within(kept, config_.gpus_per_job));
   bidder::BidQuery query;
   query.app = config_.app;
   query.placement_held = placing;

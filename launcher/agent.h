@@ -191,6 +191,10 @@ class Agent {
                      const std::vector<GpuIndex>& kept) const;
   // The slowdown it runs at on `gpus` (sorted): the widest span of one of its gangs there.
   double running_slowdown(const bidder::SlowdownModel& slowdown, const std::vector<GpuIndex>& gpus) const;
+  // The jobs using GPUs (starting, running, stopping) on at least `min_gpus`, every one of them among `gpus`
+  // (sorted); and `gpus` without those jobs' GPUs.
+  std::vector<const Job*> jobs_within(const std::vector<GpuIndex>& gpus, int min_gpus) const;
+  static std::vector<GpuIndex> gpus_outside(const std::vector<GpuIndex>& gpus, const std::vector<const Job*>& jobs);
   void after_scheduler_change();
   // Work left of `job` on one gang at the measured speed, without placement slowdown.
   Seconds time_left(int job) const;
