@@ -174,7 +174,7 @@ ProgressFn progress_bar(const std::string& label) {
 
 // `label` names the run on the progress line (the policy; for a sweep also its point).
 SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, const std::string& policy_name,
-                  const Common& c, const std::string& label = "") {
+                  const Common& c, const std::string& label = "", const RoundObserver& observe_round = {}) {
   arbiter::policies::PolicySettings ps;
   ps.filter_f = c.filter_f;
   ps.rounding = c.rounding;
@@ -195,7 +195,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   s.idle_rho = *parse_idle_rho(c.idle_rho);
   s.liar = c.liar;
   s.lie = c.lie;
-  auto result = simulate(cluster, apps, *policy, s, progress_bar(label.empty() ? policy_name : label));
+  auto result = simulate(cluster, apps, *policy, s, progress_bar(label.empty() ? policy_name : label), observe_round);
   return result;
 }
 
@@ -335,6 +335,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"themis", "gavel"}));
   run->add_option("--resolve-interval", resolve_interval, "--fidelity gavel: least seconds between re-solves")
       ->check(CLI::NonNegativeNumber);
+  std::string round_log;
+  run->add_option("--round-log", round_log,
+                  "write one JSON line per round to this file: the apps' current rho, GPUs held and demand; bidders, "
+                  "bids, winners, grants and idle GPUs");
 
   Common cmp_opts;
   std::string policies;
@@ -393,6 +397,7 @@ int main(int argc, char** argv) {
     if (run->parsed() && fidelity == "gavel") {
       if (policy != "fifo")
         throw std::invalid_argument("--fidelity gavel: only --policy fifo is reproduced (got '" + policy + "')");
+      if (!round_log.empty()) throw std::invalid_argument("--round-log: only with the event engine (--fidelity themis)");
       const Setup setup = load_setup(run_opts);
       GavelFidelitySettings gs;
       gs.gpus = setup.cluster.size();
@@ -403,7 +408,17 @@ int main(int argc, char** argv) {
     } else if (run->parsed()) {
       const Setup setup = load_setup(run_opts);
       const auto apps = load_workload(run_opts, setup.full.size());
-      const auto result = run_one(setup.cluster, apps, policy, run_opts);
+      std::ofstream log;
+      RoundObserver observe;
+      if (!round_log.empty()) {
+        log.open(round_log);
+        if (!log) throw std::invalid_argument("--round-log: cannot write " + round_log);
+        observe = [&log](const planner::RoundPlan& plan, std::span<const RoundLogApp> seen) {
+          log << round_log_line(plan, seen) << '\n';
+        };
+      }
+      const auto result = run_one(setup.cluster, apps, policy, run_opts, "", observe);
+      if (log.is_open() && !log.flush()) throw std::runtime_error("--round-log: writing " + round_log + " failed");
       const auto summary = summarize(result, setup.cluster.size());
       std::cout << (run_opts.json ? run_json(result, summary) : run_table(result, summary));
     } else if (compare->parsed()) {

@@ -44,6 +44,7 @@ ordered_json summary_object(const RunSummary& s) {
   j["rounds"] = s.stats.rounds;
   j["granted_gpus"] = s.stats.granted_gpus;
   j["leftover_gpus"] = s.stats.leftover_gpus;
+  j["unused_grant_gpus"] = s.stats.unused_grant_gpus;
   j["auctions"] = s.stats.auctions;
   j["auction_offered_gpus"] = s.stats.auction_offered_gpus;
   j["auctions_worst_bidder_won_nothing"] = s.stats.auctions_worst_bidder_won_nothing;

@@ -24,8 +24,9 @@ struct HeldLease {
 class Run {
  public:
   Run(const Cluster& cluster, const std::vector<AppSpec>& specs, arbiter::Policy& policy,
-      const SimSettings& settings, const ProgressFn& progress)
+      const SimSettings& settings, const ProgressFn& progress, const RoundObserver& observe_round)
       : cluster_(cluster), specs_(specs), policy_(policy), settings_(settings), progress_(progress),
+        observe_round_(observe_round),
         rng_(settings.seed), gpus_(static_cast<std::size_t>(cluster.size())),
         window_(settings.batch_window < 0 ? settings.lease / 10 : settings.batch_window) {
     app_settings_.lease = settings.lease;
@@ -172,7 +173,14 @@ class Run {
       state.model = app.get();
       snapshot.apps.push_back(state);
     }
+    std::vector<RoundLogApp> seen;
+    if (observe_round_) {
+      for (auto& [id, app] : active_)
+        seen.push_back({id, app->spec().name, app->current_rho(), static_cast<int>(app->held().size()),
+                        app->extra_demand()});
+    }
     const planner::RoundPlan plan = planner::plan_round(snapshot, policy_, rng_);
+    if (observe_round_) observe_round_(plan, seen);
     const arbiter::RoundOutcome& outcome = plan.outcome;
     if (!outcome.auction.bidders.empty()) {
       ++stats_.auctions;
@@ -202,7 +210,9 @@ class Run {
         gained.push_back(g);
       }
       // GPUs the app cannot use go straight back; they wait for the next event.
-      for (GpuIndex g : active_.at(grant.app)->gain(gained)) release(g);
+      const std::vector<GpuIndex> unused = active_.at(grant.app)->gain(gained);
+      stats_.unused_grant_gpus += static_cast<long long>(unused.size());
+      for (GpuIndex g : unused) release(g);
     }
   }
 
@@ -234,6 +244,7 @@ class Run {
   arbiter::Policy& policy_;
   SimSettings settings_;
   ProgressFn progress_;
+  RoundObserver observe_round_;
   AppSettings app_settings_;
   Rng rng_;
   std::vector<HeldLease> gpus_;
@@ -249,10 +260,10 @@ class Run {
 }  // namespace
 
 SimResult simulate(const Cluster& cluster, const std::vector<AppSpec>& apps, arbiter::Policy& policy,
-                   const SimSettings& settings, const ProgressFn& progress) {
+                   const SimSettings& settings, const ProgressFn& progress, const RoundObserver& observe_round) {
   if (!std::is_sorted(apps.begin(), apps.end(), [](const AppSpec& a, const AppSpec& b) { return a.arrival < b.arrival; }))
     throw std::invalid_argument("simulate: apps must be sorted by arrival");
-  Run run(cluster, apps, policy, settings, progress);
+  Run run(cluster, apps, policy, settings, progress, observe_round);
   return run.run();
 }
 

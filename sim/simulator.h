@@ -4,11 +4,13 @@
 // every instant where something happened, GPUs are free and an app can use them.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "policy/arbiter/policy.h"
 #include "core/topology.h"
+#include "sim/round_log.h"
 #include "sim/sim_app.h"
 #include "sim/trace.h"
 
@@ -49,6 +51,9 @@ struct SimStats {
   long long rounds = 0;
   long long granted_gpus = 0;
   long long leftover_gpus = 0;  // of granted_gpus, those a Themis round gave out as leftover
+  // Of granted_gpus, those the app gave straight back because no job of its could start on them (SimApp::gain):
+  // a policy that grants only what an app can use (AppModel::usable_extra) leaves this at 0.
+  long long unused_grant_gpus = 0;
   // Rounds with an auction (at least one bidder), the free GPUs they offered, and those in which the
   // first bidder (the worst current ρ) won no GPU in the auction itself.
   long long auctions = 0;
@@ -75,11 +80,14 @@ struct SimResult {
 
 // Called after every round with the clock and the number of apps finished (for progress display).
 using ProgressFn = std::function<void(Seconds now, std::size_t finished, std::size_t total)>;
+// Called after every round with its plan and the active apps as the round found them (sim/round_log.h).
+using RoundObserver = std::function<void(const planner::RoundPlan& plan, std::span<const RoundLogApp> apps)>;
 
 // Runs `apps` (sorted by arrival) on `cluster` under `policy`. Throws std::runtime_error if the run
 // stalls (apps wait, GPUs are free, nothing is scheduled and no event is pending) and
 // std::logic_error if the policy grants a GPU that is not free.
 SimResult simulate(const Cluster& cluster, const std::vector<AppSpec>& apps, arbiter::Policy& policy,
-                   const SimSettings& settings, const ProgressFn& progress = {});
+                   const SimSettings& settings, const ProgressFn& progress = {},
+                   const RoundObserver& observe_round = {});
 
 }  // namespace themis::sim

@@ -27,6 +27,38 @@ bool placed_well_enough(const Cluster& cluster, const LeftoverRecipient& recipie
   return score >= kMinLeftoverPlacementScore * recipient.model->placement_score(best);
 }
 
+// The largest count of at most `gpus` more GPUs the recipient can put to work: whole jobs. With a model,
+// a count its jobs can use together with what it won in the auction (AppModel::usable_extra counts those as
+// not yet held) and, where it won some, one its jobs can use alone as well, since the jobs the won GPUs
+// start are not the model's to say; in any case a multiple of its job width.
+int usable_count(const LeftoverRecipient& recipient, int gpus) {
+  const int width = std::max(1, recipient.job_width);
+  int count = std::clamp(gpus, 0, recipient.demand);
+  while (count > 0) {
+    if (recipient.model) {
+      const int with_won = recipient.model->usable_extra(recipient.won + count) - recipient.won;
+      if (with_won < count) {
+        count = std::max(with_won, 0);
+        continue;
+      }
+      if (recipient.won > 0 && recipient.model->usable_extra(count) < count) {
+        --count;
+        continue;
+      }
+    }
+    if (count % width == 0) return count;
+    count = count / width * width;
+  }
+  return 0;
+}
+
+// The fewest GPUs the recipient could put to work (for the idle reason); 0 if none up to its demand.
+int narrowest_usable(const LeftoverRecipient& recipient) {
+  for (int n = 1; n <= recipient.demand; ++n)
+    if (usable_count(recipient, n) > 0) return n;
+  return 0;
+}
+
 }  // namespace
 
 LeftoverResult distribute_leftover(const Cluster& cluster, std::vector<GpuIndex> pool,
@@ -45,14 +77,14 @@ LeftoverResult distribute_leftover(const Cluster& cluster, std::vector<GpuIndex>
     shuffle(*tier, rng);
     for (const LeftoverRecipient& recipient : *tier) {
       if (pool.empty()) break;
-      const int width = std::max(1, recipient.job_width);
-      const int usable = std::min(recipient.demand, static_cast<int>(pool.size())) / width * width;
+      const int usable = usable_count(recipient, static_cast<int>(pool.size()));
       if (usable == 0) {
-        narrowest_unfit = narrowest_unfit == 0 ? width : std::min(narrowest_unfit, width);
+        const int narrowest = narrowest_usable(recipient);
+        if (narrowest > 0) narrowest_unfit = narrowest_unfit == 0 ? narrowest : std::min(narrowest_unfit, narrowest);
         continue;
       }
       std::vector<GpuIndex> given;
-      for (int count = usable; count >= width; count -= width) {
+      for (int count = usable; count > 0; count = usable_count(recipient, count - 1)) {
         std::vector<GpuIndex> candidate = most_local_subset(cluster, pool, count, GroupPreference::kBestFit);
         if (placed_well_enough(cluster, recipient, candidate)) {
           given = std::move(candidate);

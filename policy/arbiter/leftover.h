@@ -9,10 +9,13 @@
 // - Tiers: first the apps that were not offered the auction; when none of them wants more, the auction's
 //   bidders with demand they still have (after what they kept), again in random order. A GPU no app
 //   wants is idle, with the reason.
-// - Whole jobs: an app gets a multiple of its job width (gpus_per_job), the most whole jobs its demand
-//   and the leftover allow; an app none of whose jobs fits in what is left gets nothing, so GPUs are
-//   never granted to an app that cannot start a job on them (an app whose job is wider than the
-//   leftover no longer takes it all and leaves it idle). GPUs nobody can use stay idle, with the reason.
+// - Whole jobs: an app gets a count it can put to work, the most whole jobs its demand and the leftover
+//   allow: a count its model says it can use (AppModel::usable_extra, past the GPUs it won in this round's
+//   auction) and a multiple of its job width (gpus_per_job). An app none of whose jobs fits in what is
+//   left gets nothing, so GPUs are never granted to an app that cannot start a job on them (an app whose
+//   job is wider than the leftover no longer takes it all and leaves it idle). The model matters where an
+//   app's jobs differ in width (themis-sim's apps: gangs of several sizes, a phase that doubles them), which
+//   one job width cannot say. GPUs nobody can use stay idle, with the reason.
 // - Placement: a recipient that can say how well a set is placed for it (`model`, AppModel::placement_score)
 //   is not given a set it would run at under kMinLeftoverPlacementScore of the speed the best placed set of
 //   that size in the cluster would give it; it gets fewer whole jobs' worth, more locally placed, or nothing. Without a model (the coordinator's apps, whose
@@ -33,7 +36,8 @@ struct LeftoverRecipient {
   AppId app = 0;
   int demand = 0;     // GPUs it can still use
   int job_width = 1;  // GPUs one of its jobs needs; it is given whole jobs only
-  const AppModel* model = nullptr;  // says how well a set is placed for it; null: every set is
+  const AppModel* model = nullptr;  // says which counts it can use and how well a set is placed for it; null: every set is
+  int won = 0;        // GPUs it won in this round's auction (its model counts them as not yet held)
 };
 
 struct LeftoverResult {

@@ -172,7 +172,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   std::vector<LeftoverRecipient> non_bidders, bidders;
   for (AppModel* app : input.apps) {
     if (took_part.contains(app->id()))
-      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()], app->gpus_per_job(), app});
+      bidders.push_back({app->id(), app->extra_demand() - kept_count[app->id()], app->gpus_per_job(), app,
+                         kept_count[app->id()]});
     else
       non_bidders.push_back({app->id(), app->extra_demand(), app->gpus_per_job(), app});
   }

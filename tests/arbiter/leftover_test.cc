@@ -148,5 +148,32 @@ TEST(Leftover, ASpreadSetIsGivenWhereNoBetterSetExists) {
   EXPECT_EQ(result.grants[0].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
 }
 
+// An app of a 2-GPU and a 3-GPU gang (it can use 2, 3 or 5 more GPUs; gpus_per_job 1, as themis-sim's apps
+// report) is given 3 of 4 leftover GPUs, not all 4 with one it cannot use. Having won 2 in the auction (its
+// 2-GPU gang), it is given the 3 its other gang needs where 3 are left, and nothing where 2 are.
+TEST(Leftover, AnAppIsGivenOnlyACountItsGangsCanUse) {
+  testing::ScriptedApp app(10, 2.0, 5);
+  app.set_usable_extra([](int gpus) {
+    int best = 0;
+    for (int sum : {2, 3, 5})
+      if (sum <= gpus) best = sum;
+    return best;
+  });
+  Rng rng(1);
+  const auto fresh = distribute_leftover(kCluster, {0, 1, 2, 3}, {{10, 5, 1, &app}}, {}, rng);
+  ASSERT_EQ(fresh.grants.size(), 1u);
+  EXPECT_EQ(fresh.grants[0].gpus.size(), 3u);
+  ASSERT_EQ(fresh.idle.size(), 1u);
+  EXPECT_EQ(fresh.idle[0].reason, "every app that wants GPUs got all it can use");
+
+  const auto three_left = distribute_leftover(kCluster, {4, 5, 6}, {}, {{10, 3, 1, &app, 2}}, rng);
+  ASSERT_EQ(three_left.grants.size(), 1u);
+  EXPECT_EQ(three_left.grants[0].gpus, (std::vector<GpuIndex>{4, 5, 6}));
+  const auto two_left = distribute_leftover(kCluster, {4, 5}, {}, {{10, 3, 1, &app, 2}}, rng);
+  EXPECT_TRUE(two_left.grants.empty());
+  ASSERT_EQ(two_left.idle.size(), 2u);
+  EXPECT_EQ(two_left.idle[0].reason, "2 left, fewer than one whole job of any app that wants more (the narrowest needs 3)");
+}
+
 }  // namespace
 }  // namespace themis::arbiter

@@ -20,8 +20,10 @@ class ScriptedApp final : public AppModel {
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
   int gpus_per_job() const override { return gpus_per_job_; }
-  // Rigid (set_rigid_gangs): only whole gangs of gpus_per_job put GPUs to work; otherwise any count.
+  // Rigid (set_rigid_gangs): only whole gangs of gpus_per_job put GPUs to work; otherwise any count, unless
+  // set_usable_extra says which counts.
   int usable_extra(int gpus) const override {
+    if (usable_extra_) return usable_extra_(gpus);
     const int usable = std::clamp(gpus, 0, demand_);
     return rigid_ ? usable / std::max(1, gpus_per_job_) * std::max(1, gpus_per_job_) : usable;
   }
@@ -42,6 +44,7 @@ class ScriptedApp final : public AppModel {
   void set_demand(int demand) { demand_ = demand; }
   void set_gpus_per_job(int width) { gpus_per_job_ = width; }
   void set_rigid_gangs(bool rigid) { rigid_ = rigid; }
+  void set_usable_extra(std::function<int(int)> usable) { usable_extra_ = std::move(usable); }
   void set_bid(BidFunction bid) { bid_ = std::move(bid); }
   int bids_asked() const { return bids_asked_; }
 
@@ -51,6 +54,7 @@ class ScriptedApp final : public AppModel {
   int demand_;
   BidFunction bid_;
   std::function<double(std::span<const GpuIndex>)> placement_score_;  // empty: 1 everywhere
+  std::function<int(int)> usable_extra_;  // empty: by demand, gpus_per_job and rigid_
   int gpus_per_job_ = 1;
   bool rigid_ = false;
   int bids_asked_ = 0;
