@@ -335,6 +335,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"themis", "gavel"}));
   run->add_option("--resolve-interval", resolve_interval, "--fidelity gavel: least seconds between re-solves")
       ->check(CLI::NonNegativeNumber);
+  run->add_option("--liar", run_opts.liar_choice,
+                  "with --lie: the lying app, by name or index, or 'random' (drawn with --seed among apps with a multi-GPU job)");
+  run->add_option("--lie", run_opts.lie,
+                  "the liar over-reports the slowdown of placements spread over machines by this fraction (Fig 18; default 0)")
+      ->check(CLI::NonNegativeNumber);
   std::string round_log;
   run->add_option("--round-log", round_log,
                   "write one JSON line per round to this file: the apps' current rho, GPUs held and demand; bidders, "
@@ -408,6 +413,7 @@ int main(int argc, char** argv) {
     } else if (run->parsed()) {
       const Setup setup = load_setup(run_opts);
       const auto apps = load_workload(run_opts, setup.full.size());
+      if (run_opts.lie > 0) run_opts.liar = choose_liar(apps, run_opts.liar_choice, run_opts.seed);
       std::ofstream log;
       RoundObserver observe;
       if (!round_log.empty()) {

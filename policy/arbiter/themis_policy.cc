@@ -8,6 +8,7 @@
 #include <string>
 
 #include "policy/arbiter/leftover.h"
+#include "policy/arbiter/machine_hold.h"
 #include "policy/arbiter/packing_problem.h"
 #include "policy/arbiter/shape_assignment.h"
 #include "policy/arbiter/shape_problem.h"
@@ -31,6 +32,14 @@ std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const
   // A reserved offer goes to nobody: the round holds it for the worst app's gang without an auction.
   if (settings_.gang_reservation && reserve_for_worst_gang(input, filtered)) return {};
   std::vector<AppId> ids;
+  if (settings_.gang_reservation)
+    if (const auto hold = hold_machine_for_worst_gang(input, filtered)) {
+      // A machine held for it: the rest of the offer goes to the apps filtered for the rest.
+      const RoundInput rest = without(input, hold->gpus);
+      if (!rest.free_gpus.empty())
+        for (const AppModel* app : filtered_apps(rest)) ids.push_back(app->id());
+      return ids;
+    }
   for (const AppModel* app : filtered) ids.push_back(app->id());
   return ids;
 }
@@ -92,14 +101,34 @@ RoundOutcome reserved_round(const RoundInput& input, const GangReservation& rese
 
 RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
   if (input.cluster == nullptr) throw std::invalid_argument("themis: RoundInput::cluster is null");
-  RoundOutcome outcome;
   last_rejections_.clear();
-  if (input.free_gpus.empty()) return outcome;
+  if (input.free_gpus.empty()) return {};
 
   const std::vector<AppModel*> filtered = filtered_apps(input);
-  if (settings_.gang_reservation)
+  if (settings_.gang_reservation) {
     if (auto reserved = reserve_for_worst_gang(input, filtered))
       return reserved_round(input, *reserved, settings_.gang_backfill, settings_.lease_duration, rng);
+    if (const auto hold = hold_machine_for_worst_gang(input, filtered)) {
+      const RoundInput rest = without(input, hold->gpus);
+      RoundOutcome outcome = rest.free_gpus.empty() ? RoundOutcome{} : auction_round(rest, filtered_apps(rest), rng);
+      for (GpuIndex g : hold->gpus) outcome.idle.push_back({g, hold->reason});
+      outcome.reservation = RoundOutcome::Reservation{hold->app, hold->reason};
+      return outcome;
+    }
+  }
+  return auction_round(input, filtered, rng);
+}
+
+RoundInput ThemisPolicy::without(const RoundInput& input, std::span<const GpuIndex> held) {
+  RoundInput rest = input;
+  rest.free_gpus.clear();
+  std::set_difference(input.free_gpus.begin(), input.free_gpus.end(), held.begin(), held.end(),
+                      std::back_inserter(rest.free_gpus));
+  return rest;
+}
+
+RoundOutcome ThemisPolicy::auction_round(const RoundInput& input, const std::vector<AppModel*>& filtered, Rng& rng) {
+  RoundOutcome outcome;
   const Offer offer{input.round, input.free_gpus};
   std::vector<ExpectedBidder> expected;
   for (AppModel* app : filtered) {

@@ -1,8 +1,9 @@
 #pragma once
 // The Themis policy (NSDI'20 §3.3): filter → offer → bids → validation → partial-allocation auction →
 // whole GPUs → leftover. Every free GPU of the round ends granted or idle with a reason. One step the
-// paper does not have: an offer too small for the worst app's gang is held for it (docs/arbiter.md,
-// "Gang reservation").
+// paper does not have: an offer too small for the worst app's gang is held for it, and where the offer is
+// large enough but holds no set placed well enough for that gang, one machine's free GPUs are held
+// (machine_hold.h; docs/arbiter.md, "Gang reservation").
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -85,6 +86,10 @@ class ThemisPolicy final : public Policy {
 
  private:
   std::vector<AppModel*> filtered_apps(const RoundInput& input) const;
+  // The auction over input.free_gpus among `filtered` (worst first), then whole GPUs and the leftover.
+  RoundOutcome auction_round(const RoundInput& input, const std::vector<AppModel*>& filtered, Rng& rng);
+  // `input` with `held` (sorted) taken out of its free GPUs.
+  static RoundInput without(const RoundInput& input, std::span<const GpuIndex> held);
   ThemisSettings settings_;
   std::vector<BidRejection> last_rejections_;
 };

@@ -1,0 +1,116 @@
+// The machine hold (docs/arbiter.md, "Gang reservation"): when the worst-ranked app's gang fits the offer by
+// count but no set of the offer is placed well enough for it, the free GPUs of the machine that first holds
+// its gang wait for it; the rest of the offer is auctioned as usual.
+#include "policy/arbiter/machine_hold.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "policy/arbiter/themis_policy.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+using testing::ScriptedApp;
+
+// Three 4-GPU machines in one rack: m0 = GPUs 0-3, m1 = 4-7, m2 = 8-11.
+const Cluster& three_machines() {
+  static const Cluster cluster = testing::make_cluster(3, 1, 4, 3);
+  return cluster;
+}
+
+// App 1 (ρ 3): one rigid 4-GPU gang, 4x slower across machines (placement score 1/4 there); it prices any
+// spread set worse than waiting. App 2 (ρ 1.2): one-GPU jobs, any count up to 4.
+struct Apps {
+  ScriptedApp gang{1, 3.0, 4, [](const Offer& offer) {
+                     Bid bid{1, 3.0, {}};
+                     if (offer.gpus.size() >= 4) bid.rows.push_back({{offer.gpus.begin(), offer.gpus.begin() + 4}, 3.5});
+                     return bid;
+                   }};
+  ScriptedApp ones{2, 1.2, 4, [](const Offer& offer) {
+                     Bid bid{2, 1.2, {}};
+                     for (std::size_t k = 1; k <= std::min<std::size_t>(4, offer.gpus.size()); ++k)
+                       bid.rows.push_back({{offer.gpus.begin(), offer.gpus.begin() + static_cast<long>(k)}, 1.2 - 0.05 * static_cast<double>(k)});
+                     return bid;
+                   }};
+  explicit Apps(bool spread_averse) {
+    gang.set_gpus_per_job(4);
+    gang.set_rigid_gangs(true);
+    if (spread_averse)
+      gang.set_placement_score([](std::span<const GpuIndex> gpus) {
+        std::set<int> machines;
+        for (GpuIndex g : gpus) machines.insert(three_machines().gpu(g).machine);
+        return machines.size() > 1 ? 0.25 : 1.0;
+      });
+  }
+};
+
+// At t=100, GPUs 0-1 (m0), 4-6 (m1) and 8 (m2) are free: six, enough for the gang by count, but no four of
+// them on one machine. App 2 holds the rest: 2 and 3 until t=150 and 160, 7 until t=500, 9-11 until t=200.
+// m0 is the first machine to hold the gang (at t=160; m2 at 200, m1 at 500), so its two free GPUs wait.
+RoundInput scattered(Apps& apps) {
+  return RoundInput{&three_machines(), 7, 100, {0, 1, 4, 5, 6, 8},
+                    {{2, 2, 3, 0, 150}, {3, 2, 3, 0, 160}, {7, 2, 3, 0, 500}, {9, 2, 3, 0, 200}, {10, 2, 3, 0, 200}, {11, 2, 3, 0, 200}},
+                    {&apps.gang, &apps.ones}};
+}
+
+TEST(MachineHold, TheMachineFirstToHoldTheWorstAppsGangWaitsAndTheRestIsAuctioned) {
+  Apps apps(/*spread_averse=*/true);
+  const RoundInput input = scattered(apps);
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  const auto hold = hold_machine_for_worst_gang(input, ranked);
+  ASSERT_TRUE(hold.has_value());
+  EXPECT_EQ(hold->app, 1);
+  EXPECT_EQ(hold->gang, 4);
+  EXPECT_EQ(hold->machine, 0);
+  EXPECT_EQ(hold->gpus, (std::vector<GpuIndex>{0, 1}));
+
+  ThemisPolicy policy;  // gang reservation on by default
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_EQ(out.reservation->app, 1);
+  EXPECT_EQ(out.reservation->reason,
+            "held for app 1, the worst ρ, whose gang needs 4 GPUs placed together: 2 free on machine m0 now, more as "
+            "leases end");
+  std::set<GpuIndex> idle_held;
+  for (const IdleGpu& i : out.idle)
+    if (i.reason == out.reservation->reason) idle_held.insert(i.gpu);
+  EXPECT_EQ(idle_held, (std::set<GpuIndex>{0, 1}));
+  std::set<GpuIndex> granted;
+  for (const Grant& g : out.grants) {
+    EXPECT_EQ(g.app, 2);  // the gang wins nothing spread
+    granted.insert(g.gpus.begin(), g.gpus.end());
+  }
+  EXPECT_FALSE(granted.empty());
+  for (GpuIndex g : granted) EXPECT_TRUE(g == 4 || g == 5 || g == 6 || g == 8) << g;
+  // Every free GPU is granted or idle, once.
+  EXPECT_EQ(granted.size() + out.idle.size(), input.free_gpus.size());
+}
+
+// The same offer to a gang that runs as fast spread (placement score 1 everywhere): nothing is held.
+TEST(MachineHold, NothingIsHeldForAGangThatRunsAsWellSpread) {
+  Apps apps(/*spread_averse=*/false);
+  const RoundInput input = scattered(apps);
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
+  ThemisPolicy policy;
+  Rng rng(1);
+  EXPECT_FALSE(policy.run_round(input, rng).reservation.has_value());
+}
+
+// Once a machine has the gang's four GPUs free, the offer holds a well-placed set: nothing is held.
+TEST(MachineHold, NothingIsHeldOnceAMachineHoldsTheGang) {
+  Apps apps(/*spread_averse=*/true);
+  RoundInput input = scattered(apps);
+  input.free_gpus = {0, 1, 2, 3, 4, 8};
+  input.leases = {{5, 2, 3, 0, 500}, {6, 2, 3, 0, 500}, {7, 2, 3, 0, 500}};
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
+}
+
+}  // namespace
+}  // namespace themis::arbiter
