@@ -17,19 +17,6 @@ namespace themis::coordinator {
 
 using nlohmann::json;
 
-namespace {
-
-const char* to_string(arbiter::GrantKind kind) {
-  switch (kind) {
-    case arbiter::GrantKind::kAuction: return "auction";
-    case arbiter::GrantKind::kLeftover: return "leftover";
-    case arbiter::GrantKind::kDirect: return "direct";
-  }
-  return "direct";
-}
-
-}  // namespace
-
 std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, RoundId round) {
   store::RoundStore store(db_);
   const store::RegisteredCluster registered = store.registered_cluster();
@@ -230,7 +217,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
     outcome_json["grants"].push_back({{"app", app}, {"gpus", {gpu}}, {"kind", "probe"}});
   }
   for (const auto& [app, grant] : plan.grants) {
-    outcome_json["grants"].push_back({{"app", app}, {"gpus", grant.gpus}, {"kind", to_string(grant.kind)}});
+    outcome_json["grants"].push_back({{"app", app}, {"gpus", grant.gpus}, {"kind", arbiter::grant_kind_name(grant.kind)}});
     if (has_launcher(app)) event(now, "LeaseGranted", app, std::nullopt, "", round, json(grant.gpus).dump());
   }
   for (const planner::JobRef& job : plan.renewed_jobs) {
@@ -272,7 +259,7 @@ void Coordinator::apply_round(const planner::RoundPlan& plan, const LoadedRound&
     const double rho = loaded.rho_of.at(id);
     store.insert_bid(round, id, rho, rho_no_new, rows.dump(),
                      json(won == plan.grants.end() ? std::vector<GpuIndex>{} : won->second.gpus).dump(),
-                     won == plan.grants.end() ? std::nullopt : std::optional<std::string>(to_string(won->second.kind)));
+                     won == plan.grants.end() ? std::nullopt : std::optional<std::string>(arbiter::grant_kind_name(won->second.kind)));
     store.set_app_rho(id, rho);
   }
   const auto leased = static_cast<std::int64_t>(plan.leases.size() - plan.probes.size());

@@ -8,19 +8,6 @@ namespace themis::sim {
 
 using nlohmann::ordered_json;
 
-namespace {
-
-const char* grant_kind_name(arbiter::GrantKind kind) {
-  switch (kind) {
-    case arbiter::GrantKind::kAuction: return "auction";
-    case arbiter::GrantKind::kLeftover: return "leftover";
-    case arbiter::GrantKind::kDirect: return "direct";
-  }
-  return "direct";
-}
-
-}  // namespace
-
 std::string round_log_line(const planner::RoundPlan& plan, std::span<const RoundLogApp> apps) {
   std::map<AppId, std::string> names;
   ordered_json app_lines = ordered_json::array();
@@ -54,7 +41,7 @@ std::string round_log_line(const planner::RoundPlan& plan, std::span<const Round
   }
   ordered_json grants = ordered_json::array();
   for (const arbiter::Grant& g : outcome.grants)
-    grants.push_back({{"app", name(g.app)}, {"gpus", g.gpus}, {"kind", grant_kind_name(g.kind)}, {"lease_fraction", g.lease_fraction}});
+    grants.push_back({{"app", name(g.app)}, {"gpus", g.gpus}, {"kind", arbiter::grant_kind_name(g.kind)}, {"lease_fraction", g.lease_fraction}});
   line["grants"] = grants;
   std::map<std::string, int> idle;
   for (const arbiter::IdleGpu& i : plan.idle) ++idle[i.reason];

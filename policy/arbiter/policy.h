@@ -78,6 +78,16 @@ struct RoundInput {
 
 enum class GrantKind { kAuction, kLeftover, kDirect };  // kDirect: a baseline's allocation
 
+// "auction", "leftover" or "direct": as round records and logs name a grant's kind.
+inline const char* grant_kind_name(GrantKind kind) {
+  switch (kind) {
+    case GrantKind::kAuction: return "auction";
+    case GrantKind::kLeftover: return "leftover";
+    case GrantKind::kDirect: return "direct";
+  }
+  return "direct";
+}
+
 struct Grant {
   AppId app = 0;
   std::vector<GpuIndex> gpus;  // sorted
