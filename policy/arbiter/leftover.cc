@@ -14,19 +14,6 @@ void shuffle(std::vector<LeftoverRecipient>& recipients, Rng& rng) {
     std::swap(recipients[i - 1], recipients[static_cast<std::size_t>(rng.below(i))]);
 }
 
-// Whether `gpus` let the recipient run at kMinLeftoverPlacementScore of the speed it would have on the best
-// placed set of that size anywhere in the cluster, busy or free: a cluster of one-GPU servers has no better
-// set for a gang than a spread one, so waiting would gain it nothing.
-bool placed_well_enough(const Cluster& cluster, const LeftoverRecipient& recipient, const std::vector<GpuIndex>& gpus) {
-  if (!recipient.model) return true;
-  const double score = recipient.model->placement_score(gpus);
-  if (score >= kMinLeftoverPlacementScore) return true;
-  std::vector<GpuIndex> every(static_cast<std::size_t>(cluster.size()));
-  for (GpuIndex g = 0; g < cluster.size(); ++g) every[static_cast<std::size_t>(g)] = g;
-  const auto best = most_local_subset(cluster, every, static_cast<int>(gpus.size()), GroupPreference::kBestFit);
-  return score >= kMinLeftoverPlacementScore * recipient.model->placement_score(best);
-}
-
 // The largest count of at most `gpus` more GPUs the recipient can put to work: whole jobs. With a model,
 // a count its jobs can use together with what it won in the auction (AppModel::usable_extra counts those as
 // not yet held) and, where it won some, one its jobs can use alone as well, since the jobs the won GPUs
@@ -61,6 +48,15 @@ int narrowest_usable(const LeftoverRecipient& recipient) {
 
 }  // namespace
 
+bool placed_well_enough(const Cluster& cluster, const AppModel& app, std::span<const GpuIndex> gpus) {
+  const double score = app.placement_score(gpus);
+  if (score >= kMinLeftoverPlacementScore) return true;
+  std::vector<GpuIndex> every(static_cast<std::size_t>(cluster.size()));
+  for (GpuIndex g = 0; g < cluster.size(); ++g) every[static_cast<std::size_t>(g)] = g;
+  const auto best = most_local_subset(cluster, every, static_cast<int>(gpus.size()), GroupPreference::kBestFit);
+  return score >= kMinLeftoverPlacementScore * app.placement_score(best);
+}
+
 LeftoverResult distribute_leftover(const Cluster& cluster, std::vector<GpuIndex> pool,
                                    std::vector<LeftoverRecipient> non_bidders,
                                    std::vector<LeftoverRecipient> bidders, Rng& rng) {
@@ -86,7 +82,7 @@ LeftoverResult distribute_leftover(const Cluster& cluster, std::vector<GpuIndex>
       std::vector<GpuIndex> given;
       for (int count = usable; count > 0; count = usable_count(recipient, count - 1)) {
         std::vector<GpuIndex> candidate = most_local_subset(cluster, pool, count, GroupPreference::kBestFit);
-        if (placed_well_enough(cluster, recipient, candidate)) {
+        if (!recipient.model || placed_well_enough(cluster, *recipient.model, candidate)) {
           given = std::move(candidate);
           break;
         }

@@ -32,6 +32,12 @@ namespace themis::arbiter {
 // Below this placement score (1/slowdown) a leftover set is not given (see above).
 inline constexpr double kMinLeftoverPlacementScore = 0.5;
 
+// Whether `gpus` let `app` run at kMinLeftoverPlacementScore of the speed it would have on the best placed set of
+// that size anywhere in the cluster, busy or free (AppModel::placement_score): a cluster of one-GPU servers has no
+// better set for a gang than a spread one, so waiting would gain it nothing. The leftover's placement rule and the
+// machine hold (machine_hold.h) both ask it.
+bool placed_well_enough(const Cluster& cluster, const AppModel& app, std::span<const GpuIndex> gpus);
+
 struct LeftoverRecipient {
   AppId app = 0;
   int demand = 0;     // GPUs it can still use

@@ -17,41 +17,34 @@ std::optional<MachineHold> hold_machine_for_worst_gang(const RoundInput& input, 
   for (int n = 1; n <= offered && gang == 0; ++n) gang = worst.usable_extra(n);
   if (gang == 0) return std::nullopt;
 
-  std::vector<GpuIndex> every(static_cast<std::size_t>(cluster.size()));
-  for (GpuIndex g = 0; g < cluster.size(); ++g) every[static_cast<std::size_t>(g)] = g;
-  const double best = worst.placement_score(most_local_subset(cluster, every, gang, GroupPreference::kBestFit));
-  const double threshold = kMinLeftoverPlacementScore * best;
-  if (worst.placement_score(most_local_subset(cluster, input.free_gpus, gang, GroupPreference::kBestFit)) >= threshold)
+  if (placed_well_enough(cluster, worst, most_local_subset(cluster, input.free_gpus, gang, GroupPreference::kBestFit)))
     return std::nullopt;
 
   // The machine that first holds a well-placed gang: its free GPUs now, then the other apps' leases there in
   // the order they end (not on draining machines, whose GPUs are not offered again).
-  constexpr Seconds kNever = std::numeric_limits<Seconds>::infinity();
+  const std::size_t machines = cluster.machines().size();
+  std::vector<std::vector<GpuIndex>> gpus_on(machines), free_on(machines);
+  std::vector<std::vector<Seconds>> returns_on(machines);
+  for (GpuIndex g = 0; g < cluster.size(); ++g) gpus_on[static_cast<std::size_t>(cluster.gpu(g).machine)].push_back(g);
+  for (GpuIndex g : input.free_gpus) free_on[static_cast<std::size_t>(cluster.gpu(g).machine)].push_back(g);
+  for (const Lease& lease : input.leases)
+    if (lease.app != worst.id() && !std::binary_search(input.draining.begin(), input.draining.end(), lease.gpu))
+      returns_on[static_cast<std::size_t>(cluster.gpu(lease.gpu).machine)].push_back(lease.expiry);
   std::optional<MachineHold> hold;
-  Seconds earliest = kNever;
-  for (int m = 0; m < static_cast<int>(cluster.machines().size()); ++m) {
-    std::vector<GpuIndex> mine;
-    for (GpuIndex g = 0; g < cluster.size(); ++g)
-      if (cluster.gpu(g).machine == m) mine.push_back(g);
-    if (static_cast<int>(mine.size()) < gang) continue;
-    if (worst.placement_score(most_local_subset(cluster, mine, gang, GroupPreference::kBestFit)) < threshold) continue;
-    std::vector<GpuIndex> free_here;
-    for (GpuIndex g : input.free_gpus)
-      if (cluster.gpu(g).machine == m) free_here.push_back(g);
-    if (free_here.empty()) continue;
-    std::vector<Seconds> returns;
-    for (const Lease& lease : input.leases)
-      if (cluster.gpu(lease.gpu).machine == m && lease.app != worst.id() &&
-          !std::binary_search(input.draining.begin(), input.draining.end(), lease.gpu))
-        returns.push_back(lease.expiry);
+  Seconds earliest = std::numeric_limits<Seconds>::infinity();
+  for (std::size_t m = 0; m < machines; ++m) {
+    std::vector<GpuIndex>& free_here = free_on[m];
+    std::vector<Seconds>& returns = returns_on[m];
     const int missing = gang - static_cast<int>(free_here.size());
-    if (missing > static_cast<int>(returns.size())) continue;
+    if (free_here.empty() || static_cast<int>(gpus_on[m].size()) < gang || missing > static_cast<int>(returns.size()))
+      continue;
+    if (!placed_well_enough(cluster, worst, most_local_subset(cluster, gpus_on[m], gang, GroupPreference::kBestFit)))
+      continue;
     std::sort(returns.begin(), returns.end());
     const Seconds fits_at = missing <= 0 ? input.now : returns[static_cast<std::size_t>(missing - 1)];
-    const bool better = fits_at < earliest || (fits_at == earliest && hold && free_here.size() > hold->gpus.size());
-    if (!hold || better) {
+    if (!hold || fits_at < earliest || (fits_at == earliest && free_here.size() > hold->gpus.size())) {
       earliest = fits_at;
-      hold = MachineHold{worst.id(), gang, m, std::move(free_here), ""};
+      hold = MachineHold{worst.id(), gang, static_cast<int>(m), std::move(free_here), ""};
     }
   }
   if (!hold) return std::nullopt;
