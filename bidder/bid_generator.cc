@@ -57,7 +57,7 @@ struct Pick {
   Candidate candidate;
   int chunk = 0;
   double rho = 0;
-  Locality placement = Locality::kSameSlot;  // what ρ is priced at: the bundle's span, or its gangs' (gang_placement)
+  Locality placement = Locality::kSameSlot;  // what ρ is priced at: the bundle's span, or its gangs' (Cluster::gang_locality)
 };
 
 class Generator {
@@ -314,22 +314,6 @@ std::vector<GpuIndex> spread_bundle(const Cluster& cluster, const std::vector<Gp
   return out;
 }
 
-// The widest level one of `gang`-GPU gangs spans when `bundle` is split into whole gangs, each inside
-// the narrowest group that can hold it: slot, then machine, then rack.
-Locality gang_placement(const Cluster& cluster, std::span<const GpuIndex> bundle, int gang) {
-  const int gangs = static_cast<int>(bundle.size()) / gang;
-  for (int level = 0; level < kLocalityLevels - 1; ++level) {
-    std::map<int, int> per_group;
-    for (GpuIndex g : bundle) {
-      const Gpu& gpu = cluster.gpu(g);
-      ++per_group[level == 0 ? gpu.slot : level == 1 ? gpu.machine : gpu.rack];
-    }
-    int fit = 0;
-    for (const auto& entry : per_group) fit += entry.second / gang;
-    if (fit >= gangs) return static_cast<Locality>(level);
-  }
-  return Locality::kCrossRack;
-}
 
 }  // namespace
 
@@ -396,7 +380,7 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
       // on one machine is priced at one machine (its row is then taken literally, kExact).
       Locality placement = candidate.placement;
       if (request.gang > 1 && request.held.empty() && counts[i] >= 2 * request.gang && placement > Locality::kSameSlot)
-        placement = std::min(placement, gang_placement(cluster, generator.bundle(candidate, chunk, counts[i]), request.gang));
+        placement = std::min(placement, cluster.gang_locality(generator.bundle(candidate, chunk, counts[i]), request.gang));
       double& value = rho[i][static_cast<std::size_t>(placement)];
       if (value == 0) {
         value = valuation(held + counts[i], placement);

@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "policy/arbiter/policy.h"
+#include "policy/planner/recorded_app_model.h"
 #include "policy/planner/round_planner.h"
 #include "coordinator/config.h"
 #include "coordinator/env.h"
@@ -300,6 +301,8 @@ class Coordinator {
     std::string routing_id;
     std::optional<double> rho;      // from its AppStatus
     std::optional<int> demand;      // more GPUs it could use, from its AppStatus
+    std::optional<planner::LevelSlowdowns> slowdowns;  // from its AppStatus: the policy scores placements by them
+    std::string slowdowns_problem;  // why its last slowdowns were refused (logged once per change)
     double progress = 0;            // share of its planned iterations done, from its AppStatus
     std::string last_summary;
     std::string state;              // its last resumable state (AppStatus.state), for a restarted launcher

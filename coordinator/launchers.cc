@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <variant>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
@@ -277,6 +279,19 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   // free GPUs that no other event would hand out: a round looks at them.
   const bool wants_more = static_cast<int>(status.getDemand()) > launcher.demand.value_or(0);
   launcher.demand = static_cast<int>(status.getDemand());
+  if (const auto reported = status.getSlowdowns(); reported.size() > 0) {
+    // A malformed list leaves the last good one in force and the rest of the status stands.
+    std::vector<double> values;
+    for (const double v : reported) values.push_back(v);
+    const auto parsed = planner::parse_level_slowdowns(values);
+    if (const auto* why = std::get_if<std::string>(&parsed)) {
+      if (*why != launcher.slowdowns_problem) spdlog::warn("app {}: AppStatus {}; ignored", app, *why);
+      launcher.slowdowns_problem = *why;
+    } else {
+      launcher.slowdowns = std::get<planner::LevelSlowdowns>(parsed);
+      launcher.slowdowns_problem.clear();
+    }
+  }
   const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
   launcher.progress = status.getProgress();
   launcher.iterations_done = status.getIterationsDone();

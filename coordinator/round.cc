@@ -72,7 +72,9 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
     if (pending_offer_) {
       if (const auto b = pending_offer_->bids.find(app.id); b != pending_offer_->bids.end()) bid = b->second;
     }
-    loaded->models.push_back(std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid), app.gpus_per_job));
+    auto model = std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid), app.gpus_per_job);
+    if (launcher != launchers_.end() && launcher->second.slowdowns) model->set_slowdowns(*loaded->cluster, *launcher->second.slowdowns);
+    loaded->models.push_back(std::move(model));
     state.model = loaded->models.back().get();
     s.apps.push_back(std::move(state));
   }

@@ -62,6 +62,23 @@ Locality Cluster::locality(std::span<const GpuIndex> bundle) const {
   return widest;
 }
 
+Locality Cluster::gang_locality(std::span<const GpuIndex> bundle, int gang) const {
+  if (gang <= 1) return Locality::kSameSlot;
+  const int gangs = static_cast<int>(bundle.size()) / gang;
+  if (gangs == 0) return Locality::kSameSlot;
+  for (int level = 0; level < kLocalityLevels - 1; ++level) {
+    std::map<int, int> per_group;
+    for (GpuIndex g : bundle) {
+      const Gpu& one = gpu(g);
+      ++per_group[level == 0 ? one.slot : level == 1 ? one.machine : one.rack];
+    }
+    int fit = 0;
+    for (const auto& entry : per_group) fit += entry.second / gang;
+    if (fit >= gangs) return static_cast<Locality>(level);
+  }
+  return Locality::kCrossRack;
+}
+
 Locality Cluster::tightest_locality(int gpus) const {
   if (gpus <= 1) return Locality::kSameSlot;
   for (const Machine& m : machines_)

@@ -67,6 +67,11 @@ class Cluster {
   // The narrowest level at which some group of this cluster holds `gpus` GPUs: the best placement a
   // gang of that width can ever get here (kCrossRack when no rack holds it). 0 or 1 GPU: kSameSlot.
   Locality tightest_locality(int gpus) const;
+  // The widest level one of `gang`-GPU gangs spans when `bundle` is split into as many whole gangs as it holds,
+  // each inside the narrowest group that can hold it (slot, then machine, then rack): the level at which a
+  // gang app's new GPUs run, since its gangs do not talk to each other. gang <= 1 or fewer GPUs than one
+  // gang: kSameSlot.
+  Locality gang_locality(std::span<const GpuIndex> bundle, int gang) const;
   // Human-readable name of a GPU: "<machine>/gpu<k>" with k the GPU's number within its machine.
   std::string gpu_name(GpuIndex i) const;
 

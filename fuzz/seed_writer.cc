@@ -240,7 +240,13 @@ std::map<std::string, std::function<void(wire::Envelope::Body::Builder)>> bodies
          s.setAttempt(1);
          s.setReason("Preempted");
        }},
-      {"appStatus", [](auto b) { b.initAppStatus().setApp(1); }},
+      {"appStatus",
+       [](auto b) {
+         auto s = b.initAppStatus();
+         s.setApp(1);
+         auto slowdowns = s.initSlowdowns(4);
+         for (unsigned i = 0; i < 4; ++i) slowdowns.set(i, 1.0 + 0.5 * i);
+       }},
   };
 }
 

@@ -210,6 +210,8 @@ AppStatus AppSession::status(Seconds now) const {
   s.best_loss = agent_.best_loss();
   s.demand = agent_.extra_demand();
   s.release = agent_.idle_gpus();
+  const bidder::SlowdownModel slowdown = agent_.timing().slowdown();
+  for (int level = 0; level < kLocalityLevels; ++level) s.slowdowns[static_cast<std::size_t>(level)] = slowdown.slowdown(static_cast<Locality>(level));
   const auto& scheduler = agent_.scheduler();
   // Iterations the scheduler runs in all: Σ_i J_i · I_i (phase i runs J_i jobs for I_i more iterations).
   double planned = 0, done = 0;

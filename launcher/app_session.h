@@ -7,6 +7,7 @@
 // An attempt ends when every rank has exited (the coordinator relays each rank's exit). Its outcome:
 // rank 0's "exit" event status when it arrived ("completed", "preempted"; anything else is a failure),
 // else the exit codes: all 0 is "completed", or "preempted" if the launcher had asked it to stop.
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -38,6 +39,9 @@ struct AppStatus {
   std::uint64_t iterations_planned = 0;  // Σ_i J_i · I_i: iterations the scheduler runs in all
   std::string phase;            // "train", "halving 2/3" (successive halving), "done"
   std::vector<GpuIndex> release;  // held GPUs it gives back now (Agent::idle_gpus)
+  // S per locality level (same slot, same machine, same rack, cross rack): its slowdown model, priors replaced
+  // by what its jobs showed (bidder/slowdown.h). The coordinator scores leftover sets and machine holds by it.
+  std::array<double, kLocalityLevels> slowdowns{};
 };
 
 class AppSession {

@@ -145,6 +145,7 @@ void LauncherDaemon::attach() {
       config.max_restarts = launch_spec.max_restarts;
       config.lease_seconds = attached.getLeaseMs() / 1000.0;
       config.default_serial_iter_time = launch_spec.serial_iter_time;
+      config.slowdown_priors = launch_spec.slowdown_priors;
       session_ = std::make_unique<AppSession>(cluster_, config, std::move(hparams), report_env_,
                                               attached.getSubmittedAt(), static_cast<int>(attached.getActiveApps()));
       for (const auto job : attached.getJobs()) {
@@ -346,6 +347,8 @@ void LauncherDaemon::send_status(double now, bool force) {
   msg.setPhase(status.phase);
   auto release = msg.initRelease(static_cast<unsigned>(status.release.size()));
   for (std::size_t i = 0; i < status.release.size(); ++i) release.set(static_cast<unsigned>(i), status.release[i]);
+  auto slowdowns = msg.initSlowdowns(static_cast<unsigned>(status.slowdowns.size()));
+  for (std::size_t i = 0; i < status.slowdowns.size(); ++i) slowdowns.set(static_cast<unsigned>(i), status.slowdowns[i]);
   if (released != last_released_) {
     last_released_ = released;
     if (!released.empty()) spdlog::info("giving back GPUs [{}]: no job runs on them and none waits to start", released);

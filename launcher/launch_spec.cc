@@ -19,6 +19,10 @@ LaunchSpec parse_launch_spec(const std::string& toml_text, const std::string& so
   spec.serial_iter_time = table.serial_iter_time;
   spec.max_restarts = table.max_restarts;
   spec.started_by_coordinator = table.started_by_coordinator;
+  double* priors[] = {&spec.slowdown_priors.same_slot, &spec.slowdown_priors.same_machine, &spec.slowdown_priors.same_rack,
+                      &spec.slowdown_priors.cross_rack};
+  for (std::size_t level = 0; level < table.slowdown.size(); ++level)
+    if (table.slowdown[level]) *priors[level] = *table.slowdown[level];
   try {
     HyperparameterScheduler check(spec.scheduler);
   } catch (const std::invalid_argument& e) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "bidder/slowdown.h"
 #include "launcher/hyperparameter_scheduler.h"
 
 namespace themis::launcher {
@@ -17,6 +18,7 @@ struct LaunchSpec {
   // The coordinator starts the app's launcher through a nodelet (and restarts it); false: the user runs
   // themis-launch in the foreground.
   bool started_by_coordinator = true;
+  bidder::SlowdownPriors slowdown_priors;  // [scheduler.slowdown] over the bidder's defaults
 };
 
 // `jobs`: how many hyper-parameter jobs the spec expands to. Throws std::invalid_argument

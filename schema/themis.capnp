@@ -312,6 +312,10 @@ struct AppStatus {
   release @12 :List(Int32);          # GPUs it holds and gives back now: no job of its runs on them and none
                                      # waits to start (docs/launcher.md "Idle GPUs"); the coordinator ends
                                      # those leases and sends a new grant
+  slowdowns @13 :List(Float64);      # S per locality level: same slot, same machine, same rack, cross rack
+                                     # (each >= 1: how much slower one of its gangs runs placed so); the
+                                     # coordinator scores leftover sets and machine holds by them (docs/arbiter.md);
+                                     # empty: not reported (an older launcher), every set counts as well placed
 }
 
 # ---- launchers started by the coordinator through a nodelet (docs/launcher.md, "Managed launchers")

@@ -1,5 +1,6 @@
 #include "spec/scheduler_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -59,13 +60,13 @@ SchedulerTable scheduler_table_of(const toml::table& root, const std::string& so
   if (!table) bad(source, *node, "", "must be a table, got " + shown(*node));
   spec.present = true;
   const std::set<std::string> known = {"iterations", "kind", "launcher", "max_restarts", "phase_iterations",
-                                       "serial_iter_time"};
+                                       "serial_iter_time", "slowdown"};
   for (const auto& [key, value] : *table) {
     if (!known.count(std::string(key.str()))) {
       (void)value;
       throw std::invalid_argument(position(source, key.source()) + "scheduler." + std::string(key.str()) +
                                   ": unknown key (known: iterations, kind, launcher, max_restarts, phase_iterations, "
-                                  "serial_iter_time)");
+                                  "serial_iter_time, slowdown)");
     }
   }
   if (const auto* l = table->get("launcher")) {
@@ -123,6 +124,19 @@ SchedulerTable scheduler_table_of(const toml::table& root, const std::string& so
       bad(source, *r, "max_restarts", "must be an integer 0..1000, got " + shown(*r));
     }
     spec.max_restarts = static_cast<int>(*v);
+  }
+  if (const auto* node_s = table->get("slowdown")) {
+    const auto* levels = node_s->as_table();
+    if (!levels) bad(source, *node_s, "slowdown", "must be a table of numbers >= 1 (same_slot, same_machine, same_rack, cross_rack), got " + shown(*node_s));
+    for (const auto& [key, value] : *levels) {
+      const std::string name(key.str());
+      const auto known_key = std::find(kSlowdownKeys.begin(), kSlowdownKeys.end(), name);
+      if (known_key == kSlowdownKeys.end())
+        throw std::invalid_argument(position(source, key.source()) + "scheduler.slowdown." + name +
+                                    ": unknown key (known: same_slot, same_machine, same_rack, cross_rack)");
+      spec.slowdown[static_cast<std::size_t>(known_key - kSlowdownKeys.begin())] =
+          number_at_least(source, value, "slowdown." + name, 1, "a number >= 1 (how many times slower; 1: no slowdown)");
+    }
   }
   return spec;
 }

@@ -10,6 +10,11 @@
 //   serial_iter_time = 0.05            # optional: seconds per iteration on one GPU before any is measured
 //   max_restarts = 3                   # optional: failures per job before the app fails
 //   launcher = "coordinator"           # or "foreground": who starts themis-launch
+//   [scheduler.slowdown]               # optional: how much slower one job runs placed at a level, each >= 1,
+//   same_rack = 2.0                    # until its own iterations measure it (same_slot, same_machine,
+//   cross_rack = 4.0                   # same_rack, cross_rack; unset: the launcher's priors)
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +33,11 @@ struct SchedulerTable {
   // The coordinator starts the app's launcher through a nodelet (and restarts it); false: the user runs
   // themis-launch in the foreground.
   bool started_by_coordinator = true;
+  // [scheduler.slowdown]: S per locality level (same slot, same machine, same rack, cross rack), each >= 1;
+  // an unset level keeps the launcher's prior (bidder/slowdown.h).
+  std::array<std::optional<double>, 4> slowdown{};
 };
+inline constexpr std::array<const char*, 4> kSlowdownKeys = {"same_slot", "same_machine", "same_rack", "cross_rack"};
 
 // `jobs`: how many hyper-parameter jobs the spec expands to. Throws std::invalid_argument
 // "<source>:<line>:<column>: scheduler.<field>: <reason>" (the table itself: "scheduler: <reason>").

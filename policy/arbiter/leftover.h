@@ -18,8 +18,8 @@
 //   one job width cannot say. GPUs nobody can use stay idle, with the reason.
 // - Placement: a recipient that can say how well a set is placed for it (`model`, AppModel::placement_score)
 //   is not given a set it would run at under kMinLeftoverPlacementScore of the speed the best placed set of
-//   that size in the cluster would give it; it gets fewer whole jobs' worth, more locally placed, or nothing. Without a model (the coordinator's apps, whose
-//   slowdowns only their bids carry) every set counts as well placed. Why: an 8-GPU gang that runs 8×
+//   that size in the cluster would give it; it gets fewer whole jobs' worth, more locally placed, or nothing. Without a model, or
+//   with one that cannot tell (a coordinator app whose launcher reports no slowdowns), every set counts as well placed. Why: an 8-GPU gang that runs 8×
 //   slower across machines holds eight GPUs for eight times as long, and the next event may free a machine
 //   (docs/arbiter.md, "Leftover").
 #include <span>

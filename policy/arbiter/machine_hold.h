@@ -6,7 +6,7 @@
 // waiting, the count reservation (reserve_for_worst_gang) does not start, and without a hold the free GPUs
 // of the machine nearest to holding its gang go to others round after round. The hold keeps that machine's
 // free GPUs idle for it; the rest of the offer is auctioned as usual (docs/arbiter.md, "Gang reservation").
-// An app model that scores every set 1 (the coordinator's, whose slowdowns are in the bids) never starts one.
+// An app model that scores every set 1 (a coordinator app whose launcher reports no slowdowns) never starts one.
 #include <optional>
 #include <span>
 #include <string>

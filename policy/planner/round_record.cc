@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <variant>
 
 #include "core/rng.h"
 #include "policy/planner/round_planner.h"
@@ -78,8 +79,10 @@ json snapshot_to_json(const RoundSnapshot& s) {
     if (a.model) {
       app["rho"] = a.model->current_rho();
       app["demand"] = a.model->extra_demand();
-      if (const auto* recorded = dynamic_cast<const RecordedAppModel*>(a.model); recorded && recorded->recorded_bid())
-        app["bid"] = bid_to_json(*recorded->recorded_bid());
+      if (const auto* recorded = dynamic_cast<const RecordedAppModel*>(a.model)) {
+        if (recorded->recorded_bid()) app["bid"] = bid_to_json(*recorded->recorded_bid());
+        if (recorded->slowdowns()) app["slowdowns"] = *recorded->slowdowns();
+      }
     }
     apps.push_back(std::move(app));
   }
@@ -176,6 +179,11 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
       }
       record->models.push_back(std::make_unique<RecordedAppModel>(app.id, get<double>(a, "rho"), get<int>(a, "demand"), std::move(bid),
                                                                    app.gpus_per_job));
+      if (a.contains("slowdowns")) {  // recorded before launchers reported them: none
+        const auto parsed = parse_level_slowdowns(get<std::vector<double>>(a, "slowdowns"));
+        if (const auto* why = std::get_if<std::string>(&parsed)) throw std::invalid_argument("app " + std::to_string(app.id) + ": " + *why);
+        record->models.back()->set_slowdowns(*record->cluster, std::get<LevelSlowdowns>(parsed));
+      }
       app.model = record->models.back().get();
     }
     s.apps.push_back(std::move(app));

@@ -96,6 +96,33 @@ TEST(AppSession, LaunchPreemptAndResumeThroughReportsAndRankExits) {
   EXPECT_DOUBLE_EQ(status.progress, 1.0);
 }
 
+// The status carries the app's slowdown per locality level (the coordinator scores leftover sets and machine
+// holds by them): the priors until a job runs wider, then what its iterations showed.
+TEST(AppSession, StatusCarriesTheSlowdownPriorsThenWhatItsJobsShowed) {
+  const auto cluster = testing::two_rack_cluster();
+  AppSession session(cluster, two_gpu_job(), {{{"lr", "0.1"}}}, {}, 0, 1);
+  EXPECT_EQ(session.status(0).slowdowns, (std::array<double, kLocalityLevels>{1.0, 1.0, 1.1, 1.3}));
+  session.on_leases({0, 1}, 1);  // one slot of node1
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  session.on_report_line(event_line("42_0@1", 0, 0, "start", {{"world_size", "2"}, {"resumed_from", "-1"}}), 2);
+  for (int it = 1; it <= 5; ++it) session.on_report_line(iteration_line("42_0@1", 0, it, 0.2, 1.0), 2);
+  session.on_leases({}, 3);
+  ASSERT_EQ(session.take_stops().size(), 1U);
+  session.on_report_line(event_line("42_0@1", 0, 5, "exit", {{"status", "preempted"}}), 3);
+  session.on_rank_exit(0, 1, 0, 0, 0, false, 3);
+  session.on_rank_exit(0, 1, 1, 0, 0, false, 3);
+  session.on_leases({3, 4}, 4);  // node1 and node2: one rack
+  ASSERT_EQ(session.take_launches().size(), 1U);
+  session.on_report_line(event_line("42_0@2", 0, 5, "start", {{"resumed_from", "5"}}), 5);
+  for (int it = 6; it <= 10; ++it) session.on_report_line(iteration_line("42_0@2", 0, it, 0.5, 1.0), 5);
+  // Serial time 0.2 s x 2 GPUs = 0.4 s; across machines 0.5 s x 2 / 0.4 s = 2.5.
+  const auto slowdowns = session.status(6).slowdowns;
+  EXPECT_DOUBLE_EQ(slowdowns[0], 1.0);
+  EXPECT_DOUBLE_EQ(slowdowns[1], 1.0);
+  EXPECT_NEAR(slowdowns[2], 2.5, 1e-12);
+  EXPECT_DOUBLE_EQ(slowdowns[3], 1.3);
+}
+
 // What a launcher sends again to a coordinator that restarted before a launch went out: the launch as it was
 // (GPUs, typed hyper-parameters, job id, report endpoint), for as long as the attempt has not ended.
 TEST(AppSession, AnAttemptsLaunchIsKeptUntilItEndsForACoordinatorThatLostIt) {

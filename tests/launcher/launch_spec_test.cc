@@ -33,6 +33,13 @@ TEST(LaunchSpec, ReadsTheSchedulerTable) {
   const auto plain = parse_launch_spec("[scheduler]\niterations = 300\n", "a.toml", 1);
   EXPECT_EQ(plain.scheduler.kind, SchedulerKind::kAllJobs);
   EXPECT_EQ(plain.scheduler.phase_iterations, (std::vector<double>{300}));
+  // [scheduler.slowdown] replaces the priors it names; the others stay the bidder's.
+  EXPECT_DOUBLE_EQ(plain.slowdown_priors.same_rack, bidder::SlowdownPriors{}.same_rack);
+  const auto sensitive = parse_launch_spec("[scheduler.slowdown]\nsame_rack = 3\ncross_rack = 5\n", "a.toml", 1);
+  EXPECT_DOUBLE_EQ(sensitive.slowdown_priors.same_slot, 1.0);
+  EXPECT_DOUBLE_EQ(sensitive.slowdown_priors.same_machine, 1.0);
+  EXPECT_DOUBLE_EQ(sensitive.slowdown_priors.same_rack, 3.0);
+  EXPECT_DOUBLE_EQ(sensitive.slowdown_priors.cross_rack, 5.0);
 }
 
 TEST(LaunchSpec, ErrorsNameTheFileLineAndField) {

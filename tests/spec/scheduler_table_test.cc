@@ -57,7 +57,19 @@ TEST(SchedulerTableAtSubmit, WrongTypesAreRefused) {
 TEST(SchedulerTableAtSubmit, AMisspelledKeyIsRefusedWhereItIsWritten) {
   EXPECT_EQ(submit_error(kHead + "[scheduler]\niteratons = 5\n"),
             "app.toml:4:1: scheduler.iteratons: unknown key (known: iterations, kind, launcher, max_restarts, "
-            "phase_iterations, serial_iter_time)");
+            "phase_iterations, serial_iter_time, slowdown)");
+}
+
+TEST(SchedulerTableAtSubmit, APlacementSlowdownBelowOneOrOfAnUnknownLevelIsRefused) {
+  EXPECT_EQ(submit_error(kHead + "[scheduler.slowdown]\nsame_rack = 0.5\n"),
+            "app.toml:4:13: scheduler.slowdown.same_rack: must be a number >= 1 (how many times slower; 1: no "
+            "slowdown), got 0.5");
+  EXPECT_EQ(submit_error(kHead + "[scheduler.slowdown]\ncross_machine = 2\n"),
+            "app.toml:4:1: scheduler.slowdown.cross_machine: unknown key (known: same_slot, same_machine, same_rack, "
+            "cross_rack)");
+  EXPECT_EQ(submit_error(kHead + "[scheduler]\nslowdown = 2\n"),
+            "app.toml:4:12: scheduler.slowdown: must be a table of numbers >= 1 (same_slot, same_machine, same_rack, "
+            "cross_rack), got 2");
 }
 
 TEST(SchedulerTableAtSubmit, SuccessiveHalvingOverThreeJobsIsRefused) {
@@ -83,6 +95,11 @@ TEST(SchedulerTableAtSubmit, GoodTablesAreAcceptedAndReadAsTheLauncherReadsThem)
   EXPECT_FALSE(table.started_by_coordinator);
   EXPECT_FALSE(parse_scheduler_table("name = \"x\"\n", "a.toml", 1).present);
   EXPECT_EQ(parse_scheduler_table("[scheduler]\niterations = 300\n", "a.toml", 1).phase_iterations, (std::vector<double>{300}));
+  const auto slowdown = parse_scheduler_table("[scheduler.slowdown]\nsame_rack = 2\ncross_rack = 4.5\n", "a.toml", 1).slowdown;
+  EXPECT_FALSE(slowdown[0].has_value());
+  EXPECT_FALSE(slowdown[1].has_value());
+  EXPECT_EQ(slowdown[2], 2.0);
+  EXPECT_EQ(slowdown[3], 4.5);
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+// A launcher's placement slowdowns on the wire (AppStatus.slowdowns), through a real coordinator and nodelets:
+// the coordinator hands them to the policy's app model, so they are in every round record from then on (where the
+// leftover's placement rule and the machine hold read them, docs/arbiter.md), a malformed list is logged and
+// ignored with the last good one kept, and every recorded round still replays to the plan the coordinator applied.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "policy/arbiter/policies/registry.h"
+#include "policy/planner/round_planner.h"
+#include "policy/planner/round_record.h"
+#include "protocol_launcher.h"
+
+namespace themis::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+std::string sleeper(const std::string& name) {
+  return "name = \"" + name + "\"\ncommand = [\"sleep\", \"120\"]\n[hyperparameters]\nx = [0]\n"
+         "[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"1s\"\n";
+}
+
+void send_status(ProtocolLauncher& launcher, const std::vector<double>& slowdowns) {
+  net::OutMessage out(7);
+  auto status = out.body().initAppStatus();
+  status.setApp(launcher.app());
+  status.setRho(1.5);
+  status.setDemand(0);
+  status.setPhase("train");
+  auto list = status.initSlowdowns(static_cast<unsigned>(slowdowns.size()));
+  for (unsigned i = 0; i < slowdowns.size(); ++i) list.set(i, slowdowns[i]);
+  launcher.send(out);
+}
+
+TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedListIsIgnored) {
+  TestCluster cluster({{"node-a", "rack-1", {{0, 1}}}, {"node-b", "rack-1", {{0, 1}}}});
+  cluster.start_coordinator();
+  cluster.start_node("node-a");
+  cluster.start_node("node-b");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
+      << read_text(cluster.coordinator_log());
+  auto submit = [&](const std::string& name) {
+    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", sleeper(name))});
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.first_stdout_line();
+  };
+  const std::string app = submit("measured");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM jobs WHERE state = 'RUNNING'") == "1"; }, 30s))
+      << read_text(cluster.coordinator_log());
+  zmq::context_t context(1);
+  ProtocolLauncher launcher(context, cluster, "alice", std::stoll(app));
+  ASSERT_TRUE(cluster.wait_for([&] { return launcher.pump_all([](const net::InMessage&) {}); }, 10s));
+
+  // The slowdowns of the app in the last round record that lists it, as JSON ("null": none there).
+  auto recorded = [&] {
+    return cluster.sql("SELECT coalesce((SELECT json_extract(value, '$.slowdowns') FROM round_records, json_each(opened, '$.apps') "
+                       "WHERE json_extract(value, '$.id') = " + app + " ORDER BY round_id DESC LIMIT 1), 'null')");
+  };
+  send_status(launcher, {1.0, 1.0, 2.5, 3.0});
+  // A round opens when another app arrives; its record carries the reported slowdowns.
+  submit("second");
+  ASSERT_TRUE(cluster.wait_for([&] { return recorded() == "[1.0,1.0,2.5,3.0]"; }, 20s))
+      << recorded() << "\n" << read_text(cluster.coordinator_log());
+
+  send_status(launcher, {1.0, 0.5, 2.0, 2.0});
+  ASSERT_TRUE(cluster.wait_for([&] {
+    return read_text(cluster.coordinator_log()).find("app " + app + ": AppStatus slowdowns: value 1 (machine) is 0.500000, "
+                                                     "expected a finite number >= 1; ignored") != std::string::npos;
+  }, 10s)) << read_text(cluster.coordinator_log());
+  const std::string rounds_before = cluster.sql("SELECT count(*) FROM round_records");
+  submit("third");
+  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM round_records") != rounds_before; }, 20s))
+      << read_text(cluster.coordinator_log());
+  EXPECT_EQ(recorded(), "[1.0,1.0,2.5,3.0]");
+  EXPECT_EQ(cluster.ctl("alice", {"apps"}).code, 0);  // the coordinator still answers
+
+  // Every recorded round replays to the plan the coordinator applied, slowdowns and all.
+  arbiter::policies::PolicySettings settings;  // the coordinator's defaults
+  settings.lease = 60;
+  std::istringstream ids(cluster.sql("SELECT group_concat(round_id, ' ') FROM round_records"));
+  int replayed = 0;
+  for (std::string id; ids >> id; ++replayed) {
+    SCOPED_TRACE("round " + id);
+    auto column = [&](const char* name) {
+      return json::parse(cluster.sql(std::string("SELECT ") + name + " FROM round_records WHERE round_id = " + id));
+    };
+    const auto policy = arbiter::policies::make_policy("themis", settings);
+    const planner::RoundPlan plan = planner::replay_round(column("opened"), column("rng_state").get<std::array<std::uint64_t, 4>>(),
+                                                         column("settled"), *policy);
+    EXPECT_EQ(planner::plan_to_json(plan), column("plan"));
+  }
+  EXPECT_GE(replayed, 3);
+}
+
+}  // namespace
+}  // namespace themis::testing
