@@ -4,14 +4,11 @@
 // ignored with the last good one kept, and every recorded round still replays to the plan the coordinator applied.
 #include <gtest/gtest.h>
 
-#include <array>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "policy/arbiter/policies/registry.h"
-#include "policy/planner/round_planner.h"
-#include "policy/planner/round_record.h"
 #include "protocol_launcher.h"
+#include "recorded_rounds.h"
 
 namespace themis::testing {
 namespace {
@@ -81,18 +78,7 @@ TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedLis
   // Every recorded round replays to the plan the coordinator applied, slowdowns and all.
   arbiter::policies::PolicySettings settings;  // the coordinator's defaults
   settings.lease = 60;
-  std::istringstream ids(cluster.sql("SELECT group_concat(round_id, ' ') FROM round_records"));
-  int replayed = 0;
-  for (std::string id; ids >> id; ++replayed) {
-    SCOPED_TRACE("round " + id);
-    auto column = [&](const char* name) {
-      return json::parse(cluster.sql(std::string("SELECT ") + name + " FROM round_records WHERE round_id = " + id));
-    };
-    const auto policy = arbiter::policies::make_policy("themis", settings);
-    const planner::RoundPlan plan = planner::replay_round(column("opened"), column("rng_state").get<std::array<std::uint64_t, 4>>(),
-                                                         column("settled"), *policy);
-    EXPECT_EQ(planner::plan_to_json(plan), column("plan"));
-  }
+  const int replayed = expect_recorded_rounds_replay(cluster, settings);
   EXPECT_GE(replayed, 3);
 }
 
