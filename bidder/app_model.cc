@@ -170,7 +170,7 @@ Bid AppModel::bid(const Cluster& cluster, const Offer& offer, const BidQuery& qu
   const Bid generated = generate_bid(cluster, offer,
                                      {.app = query.app, .held = query.placement_held,
                                       .remaining_demand = query.remaining_demand, .rho_no_new = query.rho_no_new,
-                                      .gang = query.gang},
+                                      .gang = query.gang, .renewing = query.renewing},
                                      valuation, query.settings);
   for (const auto& row : generated.rows) {
     const int total = query.held_gpus + static_cast<int>(row.gpus.size());

@@ -97,6 +97,8 @@ struct BidQuery {
   // > 1: the new GPUs start gangs of this many GPUs of their own (placement_held empty); a bundle is
   // priced at the widest level one of its gangs spans (BidRequest::gang).
   int gang = 0;
+  // Offered GPUs its jobs run on now (BidRequest::renewing): equally good rows naming them come first.
+  std::span<const GpuIndex> renewing;
 };
 
 class AppModel {

@@ -315,6 +315,25 @@ std::vector<GpuIndex> spread_bundle(const Cluster& cluster, const std::vector<Gp
 }
 
 
+// Within each run of rows of one count and one ρ, the rows naming more of `renewing` first (stable).
+void keep_renewed_gpus_first(std::vector<BidRow>& rows, std::span<const GpuIndex> offer, std::span<const GpuIndex> renewing) {
+  std::vector<GpuIndex> own(renewing.begin(), renewing.end());
+  std::sort(own.begin(), own.end());
+  for (GpuIndex g : own)
+    if (!std::binary_search(offer.begin(), offer.end(), g))
+      detail::reject(kWhere, "renewing", "GPUs of the offer (those whose lease ends this round)", g);
+  const auto named = [&](const BidRow& row) {
+    return std::count_if(row.gpus.begin(), row.gpus.end(), [&](GpuIndex g) { return std::binary_search(own.begin(), own.end(), g); });
+  };
+  for (std::size_t begin = 0; begin < rows.size();) {
+    std::size_t end = begin + 1;
+    while (end < rows.size() && rows[end].gpus.size() == rows[begin].gpus.size() && rows[end].rho == rows[begin].rho) ++end;
+    std::stable_sort(rows.begin() + static_cast<std::ptrdiff_t>(begin), rows.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](const BidRow& a, const BidRow& b) { return named(a) > named(b); });
+    begin = end;
+  }
+}
+
 }  // namespace
 
 ShapeScope widest_scope(Locality placement, double rho, const std::function<double(Locality)>& rho_at) {
@@ -441,6 +460,7 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     bid.rows.erase(bid.rows.begin() + static_cast<std::ptrdiff_t>(r));
     spare.erase(spare.begin() + static_cast<std::ptrdiff_t>(r));
   }
+  if (!request.renewing.empty()) keep_renewed_gpus_first(bid.rows, offer.gpus, request.renewing);
   return bid;
 }
 

@@ -43,6 +43,10 @@ struct BidRequest {
   // narrowest group that holds it, so a bundle is priced at the widest level one of its gangs spans
   // rather than at the bundle's own span (such a row is taken literally: kExact). 0 or 1: the span.
   int gang = 0;
+  // Offered GPUs the app's jobs run on now (their leases end this round): among rows of one count and one ρ,
+  // the rows naming more of them come first, so that a renewal to an equally good placement keeps the jobs
+  // where they run instead of moving them (the arbiter's shape assignment keeps a row's named GPUs first).
+  std::span<const GpuIndex> renewing = {};
 };
 
 // The widest scope (core/bid.h) over which a row of placement `placement` and ρ `rho` keeps its ρ,

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <toml++/toml.h>
 
@@ -19,6 +20,16 @@ namespace themis::coordinator {
 
 namespace {
 std::string at(const std::string& path, const toml::node& n) { return net::toml_position(path, n.source()); }
+
+// Why a baseline cannot run in the coordinator: it needs what only the app knows and its launcher does not
+// report (planner::RecordedAppModel answers ρ, demand, bids, placement slowdowns and leased GPU-seconds).
+std::optional<std::string> simulator_only_policy(const std::string& policy) {
+  if (policy == "srtf" || policy == "optimus") return "needs each app's remaining time on any GPU count, which apps do not report";
+  if (policy == "srsf") return "needs each app's remaining GPU-seconds of work, which apps do not report";
+  if (policy == "slaq") return "needs each app's loss curve, which apps do not report";
+  if (policy == "gavel-ftf") return "needs each app's finish-time terms (elapsed, remaining and isolated time), which apps do not report";
+  return std::nullopt;
+}
 
 // The [coordinator] keys, for the suggestion and the list in an unknown-key error. The second group is
 // reserved for later versions (docs/admin.md) and accepted, unused, so one themis.toml serves every version.
@@ -169,6 +180,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
         throw std::invalid_argument(at(path, node) + field + ": unknown policy '" + c.policy + "'" +
                                     did_you_mean(c.policy, known) + "; policies: " + list);
       }
+      if (const auto why = simulator_only_policy(c.policy))
+        throw std::invalid_argument(at(path, node) + field + ": '" + c.policy + "' " + *why +
+                                    "; it runs in themis-sim only (the coordinator runs themis, gandiva, tiresias, max-min, fifo)");
     }
     else if (k == "heartbeat_interval") c.heartbeat_interval_ms = duration();
     else if (k == "lease_duration") c.lease_duration_ms = duration();

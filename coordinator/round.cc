@@ -43,6 +43,7 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
   for (const store::StoredLease& l : store.active_leases()) {
     s.leases.push_back({l.gpu, l.app, l.job, l.round, l.start, l.expiry, placement_of(l.app)});
   }
+  const std::map<std::int64_t, double> attained = store.attained_gpu_seconds(now);
   for (store::StoredApp& app : store.round_apps()) {
     planner::AppState state;
     state.id = app.id;
@@ -74,6 +75,7 @@ std::unique_ptr<Coordinator::LoadedRound> Coordinator::load_round(double now, Ro
     }
     auto model = std::make_unique<planner::RecordedAppModel>(app.id, rho, demand, std::move(bid), app.gpus_per_job);
     if (launcher != launchers_.end() && launcher->second.slowdowns) model->set_slowdowns(*loaded->cluster, *launcher->second.slowdowns);
+    if (const auto a = attained.find(app.id); a != attained.end()) model->set_attained_service(a->second);
     loaded->models.push_back(std::move(model));
     state.model = loaded->models.back().get();
     s.apps.push_back(std::move(state));

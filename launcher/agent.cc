@@ -443,6 +443,10 @@ Bid Agent::bid(const Offer& offer, Seconds now) const {
   query.remaining_demand = demand_beyond(query.held_gpus);
   query.rho_no_new = rho_keeping(app, slowdown, kept);
   if (placing.empty()) query.gang = config_.gpus_per_job;
+  // Its GPUs whose leases end now: won back, its jobs keep running there (no move to an equal placement).
+  std::vector<GpuIndex> renewing;
+  std::set_intersection(held_.begin(), held_.end(), offered.begin(), offered.end(), std::back_inserter(renewing));
+  query.renewing = renewing;
   for (int l = 0; l < kLocalityLevels; ++l) {
     query.slowdown[static_cast<std::size_t>(l)] = slowdown.slowdown(static_cast<Locality>(l));
   }

@@ -74,6 +74,14 @@ double RoundStore::attained_rho(std::int64_t app, double now) {
   return (elapsed + 60.0) / (std::max(0.0, attained) + 60.0);
 }
 
+std::map<std::int64_t, double> RoundStore::attained_gpu_seconds(double now) {
+  auto st = db_.prepare("SELECT app_id, sum(max(0, min(coalesce(released_at, ?), expiry, ?) - start)) FROM leases GROUP BY app_id");
+  st.bind_all(now, now);
+  std::map<std::int64_t, double> out;
+  while (st.step()) out[st.int64(0)] = st.real(1);
+  return out;
+}
+
 std::int64_t RoundStore::next_round_id() {
   auto st = db_.prepare("SELECT coalesce(max(id), 0) + 1 FROM rounds");
   st.step();

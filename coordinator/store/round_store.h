@@ -2,6 +2,7 @@
 // The SQL of a round: what the planner's snapshot is read from, and how a plan is written. The
 // coordinator's round (coordinator/round.cc) calls these and decides nothing in SQL.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ class RoundStore {
   std::vector<StoredApp> round_apps();
   // The ρ proxy of an app without a launcher (docs/protocols/control.md, "ρ without a launcher").
   double attained_rho(std::int64_t app, double now);
+  // GPU-seconds each app has held leases for up to `now` (ended leases to their release or expiry, active
+  // ones to now): the attained service that Tiresias, max-min and Gandiva order apps by. Apps with none: absent.
+  std::map<std::int64_t, double> attained_gpu_seconds(double now);
   std::int64_t next_round_id();
 
   // Inside the round's transaction.

@@ -47,6 +47,9 @@ class RecordedAppModel final : public arbiter::AppModel {
     cluster_ = &cluster;
     slowdowns_ = slowdowns;
   }
+  // GPU-seconds its leases have held so far (the coordinator's lease table): what Tiresias, max-min and
+  // Gandiva order apps by.
+  void set_attained_service(Seconds gpu_seconds) { attained_ = gpu_seconds; }
   AppId id() const override { return id_; }
   double current_rho() const override { return rho_; }
   int extra_demand() const override { return demand_; }
@@ -57,7 +60,9 @@ class RecordedAppModel final : public arbiter::AppModel {
     return std::clamp(gpus, 0, demand_) / gang * gang;
   }
   Bid bid(const Offer& /*offer*/) override { return bid_ ? *bid_ : Bid{id_, 0, {}}; }
-  Seconds attained_service() const override { return 0; }
+  Seconds attained_service() const override { return attained_; }
+  // What only the app knows (its remaining work and loss curve) is not reported to the coordinator: the
+  // policies that need it (srtf, srsf, optimus, slaq, gavel-ftf) run in themis-sim only (coordinator/config.cc).
   Seconds remaining_service() const override { return 0; }
   Seconds remaining_time(std::span<const GpuIndex> /*extra*/) const override { return 0; }
   double loss_decrease(std::span<const GpuIndex> /*extra*/) const override { return 0; }
@@ -80,6 +85,7 @@ class RecordedAppModel final : public arbiter::AppModel {
   int gpus_per_job_;
   const Cluster* cluster_ = nullptr;
   std::optional<LevelSlowdowns> slowdowns_;
+  Seconds attained_ = 0;
 };
 
 }  // namespace themis::planner

@@ -82,6 +82,7 @@ json snapshot_to_json(const RoundSnapshot& s) {
       if (const auto* recorded = dynamic_cast<const RecordedAppModel*>(a.model)) {
         if (recorded->recorded_bid()) app["bid"] = bid_to_json(*recorded->recorded_bid());
         if (recorded->slowdowns()) app["slowdowns"] = *recorded->slowdowns();
+        if (recorded->attained_service() > 0) app["attained_service"] = recorded->attained_service();
       }
     }
     apps.push_back(std::move(app));
@@ -184,6 +185,7 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
         if (const auto* why = std::get_if<std::string>(&parsed)) throw std::invalid_argument("app " + std::to_string(app.id) + ": " + *why);
         record->models.back()->set_slowdowns(*record->cluster, std::get<LevelSlowdowns>(parsed));
       }
+      if (a.contains("attained_service")) record->models.back()->set_attained_service(get<double>(a, "attained_service"));
       app.model = record->models.back().get();
     }
     s.apps.push_back(std::move(app));

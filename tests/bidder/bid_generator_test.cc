@@ -219,6 +219,13 @@ TEST(BidGenerator, RejectsBadInputsNamingThem) {
   EXPECT_NE(error(ok, {}, 2, 1, [](int, Locality) { return 0.0; }).find("valuation"), std::string::npos);
   EXPECT_NE(error(ok, {}, 2, 1, Valuation{}).find("valuation"), std::string::npos);
   EXPECT_EQ(error(ok, {}, 2, 1, encoded), "");
+  const std::vector<GpuIndex> not_offered = {7};
+  try {
+    generate_bid(cluster, ok, {.app = 1, .held = {}, .remaining_demand = 2, .rho_no_new = 1, .gang = 0, .renewing = not_offered}, encoded);
+    FAIL() << "a renewing GPU outside the offer was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "bid generation: renewing must be GPUs of the offer (those whose lease ends this round), got 7");
+  }
 }
 
 }  // namespace

@@ -97,6 +97,21 @@ TEST_F(ConfigFile, UnknownPolicyListsTheValidOnes) {
             std::string::npos)
       << e;
   EXPECT_EQ(coordinator_error("[coordinator]\npolicy = \"tiresias\"\n"), "");
+  EXPECT_EQ(coordinator_error("[coordinator]\npolicy = \"max-min\"\n"), "");
+}
+
+// Baselines that need what apps do not report to the coordinator are refused there, saying why, instead of
+// running on answers of 0 (every app tied).
+TEST_F(ConfigFile, APolicyThatNeedsWhatAppsDoNotReportIsRefusedSayingWhy) {
+  const auto e = coordinator_error("[coordinator]\npolicy = \"srtf\"\n");
+  EXPECT_NE(e.find(":2:10: coordinator.policy: 'srtf' needs each app's remaining time on any GPU count, which apps do not "
+                   "report; it runs in themis-sim only (the coordinator runs themis, gandiva, tiresias, max-min, fifo)"),
+            std::string::npos)
+      << e;
+  for (const char* policy : {"srsf", "optimus", "slaq", "gavel-ftf"})
+    EXPECT_NE(coordinator_error(std::string("[coordinator]\npolicy = \"") + policy + "\"\n").find("runs in themis-sim only"),
+              std::string::npos)
+        << policy;
 }
 
 TEST(ClosestName, SuggestsOnlyNearNames) {

@@ -2,6 +2,7 @@
 // the coordinator hands them to the policy's app model, so they are in every round record from then on (where the
 // leftover's placement rule and the machine hold read them, docs/arbiter.md), a malformed list is logged and
 // ignored with the last good one kept, and every recorded round still replays to the plan the coordinator applied.
+// The records carry each app's leased GPU-seconds too (its attained service, which Tiresias orders by).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -73,6 +74,14 @@ TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedLis
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM round_records") != rounds_before; }, 20s))
       << read_text(cluster.coordinator_log());
   EXPECT_EQ(recorded(), "[1.0,1.0,2.5,3.0]");
+  // The app has held one GPU since its job started: its attained service is that lease time so far.
+  const double attained = std::stod(cluster.sql(
+      "SELECT json_extract(value, '$.attained_service') FROM round_records, json_each(opened, '$.apps') WHERE "
+      "json_extract(value, '$.id') = " + app + " ORDER BY round_id DESC LIMIT 1"));
+  const double held_for = std::stod(cluster.sql(
+      "SELECT (SELECT max(json_extract(opened, '$.now')) FROM round_records) - min(start) FROM leases WHERE app_id = " + app));
+  EXPECT_GT(attained, 0);
+  EXPECT_NEAR(attained, held_for, 1e-6);
   EXPECT_EQ(cluster.ctl("alice", {"apps"}).code, 0);  // the coordinator still answers
 
   // Every recorded round replays to the plan the coordinator applied, slowdowns and all.

@@ -293,6 +293,27 @@ TEST(Agent, BidsOnlyWholeGangsAndValidRows) {
   EXPECT_TRUE(agent.bid(Offer{2, {2, 3, 4}}, 30).rows.empty());
 }
 
+// When its leases end, the app's GPUs are offered with the rest; a machine as good as the one its job runs on
+// must not look better only for coming first: the row naming its own machine comes first among equal rows, and
+// the arbiter keeps a row's named GPUs, so the job is renewed where it runs instead of moving (seen on the local
+// cluster: a 4-GPU job moved between two idle machines at every renewal, with a checkpoint and restart each time).
+TEST(Agent, AtARenewalTheRowOfTheMachineItsJobRunsOnComesFirstAmongEqualRows) {
+  const auto cluster = testing::two_rack_cluster();  // node1 = GPUs 0-3, node2 = 4-7, node3 = 8-9
+  Agent agent(cluster, single_job(4, 100000), 0, 1);
+  agent.set_held_gpus({4, 5, 6, 7});
+  ASSERT_EQ(agent.take_launches().size(), 1U);
+  agent.on_worker_start(0, 1, -1);
+  const Offer renewal{3, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}};
+  const Bid bid = agent.bid(renewal, 30);
+  ASSERT_GE(bid.rows.size(), 2U);
+  EXPECT_EQ(bid.rows[0].gpus, (std::vector<GpuIndex>{4, 5, 6, 7}));
+  EXPECT_EQ(bid.rows[1].gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+  EXPECT_EQ(bid.rows[0].rho, bid.rows[1].rho);
+  // Holding nothing on offer (a new app), the generator's own order stands: node1 first.
+  Agent fresh(cluster, single_job(4, 100000), 0, 1);
+  EXPECT_EQ(fresh.bid(renewal, 30).rows.front().gpus, (std::vector<GpuIndex>{0, 1, 2, 3}));
+}
+
 // Holding nothing, an app of 2-GPU gangs offered a 2-GPU slot in each rack runs each gang inside its
 // slot: the 4-GPU bundle is worth what four GPUs of one machine are, not a cross-rack placement.
 TEST(Agent, HoldingNothingItPricesABundleByWhereItsGangsRun) {

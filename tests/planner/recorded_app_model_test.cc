@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "policy/arbiter/policies/registry.h"
 #include "policy/arbiter/themis_policy.h"
 #include "policy/planner/round_record.h"
 #include "tests/arbiter/test_apps.h"
@@ -107,9 +108,26 @@ TEST(RecordedAppModel, WithoutReportedSlowdownsNoMachineIsHeldAndTheFreeGpusAreA
   EXPECT_TRUE(granted.count(0) && granted.count(1)) << "GPUs 0 and 1 of m0 went to nobody";
 }
 
+// Tiresias (least attained service first) in the coordinator: the app that has held fewer GPU-seconds gets
+// the one free GPU, whatever the ids; without the lease table's figure both would tie at 0.
+TEST(RecordedAppModel, TiresiasGivesTheFreeGpuToTheAppWithLessAttainedService) {
+  const Cluster cluster = make_cluster(1, 1, 2, 1);
+  RecordedAppModel veteran(1, 1.0, 1, std::nullopt, 1);
+  RecordedAppModel newcomer(2, 1.0, 1, std::nullopt, 1);
+  veteran.set_attained_service(7200);
+  newcomer.set_attained_service(60);
+  const auto tiresias = arbiter::policies::make_tiresias();
+  Rng rng(1);
+  const arbiter::RoundOutcome out =
+      tiresias->run_round(arbiter::RoundInput{&cluster, 1, 100, {1}, {{0, 1, 0, 0, 700}}, {&veteran, &newcomer}}, rng);
+  ASSERT_EQ(out.grants.size(), 1u);
+  EXPECT_EQ(out.grants[0].app, 2);
+}
+
 TEST(RecordedAppModel, ARoundRecordKeepsTheSlowdownsAndRefusesMalformedOnesNamingTheApp) {
   ScatteredRound round;
   round.gang.set_slowdowns(round.cluster, kSpreadAverse);
+  round.gang.set_attained_service(1234.5);
   RoundSnapshot s;
   s.cluster = &round.cluster;
   s.round = 7;
@@ -129,6 +147,8 @@ TEST(RecordedAppModel, ARoundRecordKeepsTheSlowdownsAndRefusesMalformedOnesNamin
   EXPECT_EQ(*record->models[0]->slowdowns(), kSpreadAverse);
   EXPECT_EQ(record->models[0]->placement_score(std::vector<GpuIndex>{0, 1, 4, 5}), 0.25);
   EXPECT_FALSE(record->models[1]->slowdowns().has_value());
+  EXPECT_EQ(record->models[0]->attained_service(), 1234.5);
+  EXPECT_EQ(record->models[1]->attained_service(), 0);
   EXPECT_FALSE(json.at("apps").at(1).contains("slowdowns"));
 
   json.at("apps").at(0)["slowdowns"] = {1.0, 0.9, 4.0, 4.0};
