@@ -22,13 +22,16 @@ std::string sleeper(const std::string& name) {
          "[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"1s\"\n";
 }
 
-void send_status(ProtocolLauncher& launcher, const std::vector<double>& slowdowns) {
+// `summary` differs per status, so that the coordinator records each (a LauncherStatus event) and the test can
+// tell when it has taken one in.
+void send_status(ProtocolLauncher& launcher, const std::vector<double>& slowdowns, const std::string& summary) {
   net::OutMessage out(7);
   auto status = out.body().initAppStatus();
   status.setApp(launcher.app());
   status.setRho(1.5);
   status.setDemand(0);
   status.setPhase("train");
+  status.setSummary(summary);
   auto list = status.initSlowdowns(static_cast<unsigned>(slowdowns.size()));
   for (unsigned i = 0; i < slowdowns.size(); ++i) list.set(i, slowdowns[i]);
   launcher.send(out);
@@ -58,13 +61,20 @@ TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedLis
     return cluster.sql("SELECT coalesce((SELECT json_extract(value, '$.slowdowns') FROM round_records, json_each(opened, '$.apps') "
                        "WHERE json_extract(value, '$.id') = " + app + " ORDER BY round_id DESC LIMIT 1), 'null')");
   };
-  send_status(launcher, {1.0, 1.0, 2.5, 3.0});
+  auto taken_in = [&](const std::string& summary) {
+    return cluster.wait_for([&] {
+      return cluster.sql("SELECT count(*) FROM events WHERE kind = 'LauncherStatus' AND app_id = " + app +
+                         " AND json_extract(message, '$.summary') = '" + summary + "'") == "1";
+    }, 10s);
+  };
+  send_status(launcher, {1.0, 1.0, 2.5, 3.0}, "first");
+  ASSERT_TRUE(taken_in("first")) << read_text(cluster.coordinator_log());
   // A round opens when another app arrives; its record carries the reported slowdowns.
   submit("second");
   ASSERT_TRUE(cluster.wait_for([&] { return recorded() == "[1.0,1.0,2.5,3.0]"; }, 20s))
       << recorded() << "\n" << read_text(cluster.coordinator_log());
 
-  send_status(launcher, {1.0, 0.5, 2.0, 2.0});
+  send_status(launcher, {1.0, 0.5, 2.0, 2.0}, "second");
   ASSERT_TRUE(cluster.wait_for([&] {
     return read_text(cluster.coordinator_log()).find("app " + app + ": AppStatus slowdowns: value 1 (machine) is 0.500000, "
                                                      "expected a finite number >= 1; ignored") != std::string::npos;
