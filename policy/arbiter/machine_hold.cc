@@ -8,6 +8,25 @@
 
 namespace themis::arbiter {
 
+namespace {
+// Whether `gang` GPUs split over two machines (half on each of the two largest machines that can take half)
+// would run `app` at under kMinLeftoverPlacementScore of its best speed in this cluster. False where no two
+// machines can take the halves, or where the cluster has no better set (every machine smaller than the gang).
+bool spread_too_slow(const Cluster& cluster, const AppModel& app, int gang) {
+  const int first_half = (gang + 1) / 2;
+  std::vector<const Machine*> by_size;
+  for (const Machine& m : cluster.machines())
+    if (m.gpu_count() >= first_half) by_size.push_back(&m);
+  if (by_size.size() < 2) return false;
+  std::stable_sort(by_size.begin(), by_size.end(), [](const Machine* a, const Machine* b) { return a->gpu_count() > b->gpu_count(); });
+  std::vector<GpuIndex> spread;
+  for (int i = 0; i < first_half; ++i) spread.push_back(by_size[0]->first_gpu + i);
+  for (int i = 0; i < gang - first_half; ++i) spread.push_back(by_size[1]->first_gpu + i);
+  std::sort(spread.begin(), spread.end());
+  return !placed_well_enough(cluster, app, spread);
+}
+}  // namespace
+
 std::optional<MachineHold> hold_machine_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked) {
   if (ranked.empty() || input.free_gpus.empty() || input.cluster == nullptr) return std::nullopt;
   const Cluster& cluster = *input.cluster;
@@ -15,10 +34,17 @@ std::optional<MachineHold> hold_machine_for_worst_gang(const RoundInput& input, 
   const int offered = static_cast<int>(input.free_gpus.size());
   int gang = 0;  // the fewest GPUs it can put to work
   for (int n = 1; n <= offered && gang == 0; ++n) gang = worst.usable_extra(n);
-  if (gang == 0) return std::nullopt;
-
-  if (placed_well_enough(cluster, worst, most_local_subset(cluster, input.free_gpus, gang, GroupPreference::kBestFit)))
-    return std::nullopt;
+  if (gang > 0) {
+    if (placed_well_enough(cluster, worst, most_local_subset(cluster, input.free_gpus, gang, GroupPreference::kBestFit)))
+      return std::nullopt;
+  } else {
+    // Its gang is wider than the offer (the count reservation's case). A gang that runs as well spread over
+    // machines may take any GPUs as they come back, so the count reservation holds the whole offer; one that
+    // would run too slowly spread waits for one machine, and the GPUs elsewhere go to others meanwhile.
+    for (int n = offered + 1; n <= worst.extra_demand() && gang == 0; ++n)
+      if (worst.usable_extra(n) > 0) gang = n;
+    if (gang == 0 || !spread_too_slow(cluster, worst, gang)) return std::nullopt;
+  }
 
   // The machine that first holds a well-placed gang: its free GPUs now, then the other apps' leases there in
   // the order they end (not on draining machines, whose GPUs are not offered again).

@@ -30,9 +30,8 @@ std::vector<AppModel*> ThemisPolicy::filtered_apps(const RoundInput& input) cons
 std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const {
   const std::vector<AppModel*> filtered = filtered_apps(input);
   // A reserved offer goes to nobody: the round holds it for the worst app's gang without an auction.
-  if (settings_.gang_reservation && reserve_for_worst_gang(input, filtered)) return {};
   std::vector<AppId> ids;
-  if (settings_.gang_reservation)
+  if (settings_.gang_reservation) {
     if (const auto hold = hold_machine_for_worst_gang(input, filtered)) {
       // A machine held for it: the rest of the offer goes to the apps filtered for the rest.
       const RoundInput rest = without(input, hold->gpus);
@@ -40,6 +39,8 @@ std::vector<AppId> ThemisPolicy::offer_recipients(const RoundInput& input) const
         for (const AppModel* app : filtered_apps(rest)) ids.push_back(app->id());
       return ids;
     }
+    if (reserve_for_worst_gang(input, filtered)) return {};
+  }
   for (const AppModel* app : filtered) ids.push_back(app->id());
   return ids;
 }
@@ -106,8 +107,7 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
 
   const std::vector<AppModel*> filtered = filtered_apps(input);
   if (settings_.gang_reservation) {
-    if (auto reserved = reserve_for_worst_gang(input, filtered))
-      return reserved_round(input, *reserved, settings_.gang_backfill, settings_.lease_duration, rng);
+    // The machine hold first: for a gang too slow spread over machines it replaces the count reservation.
     if (const auto hold = hold_machine_for_worst_gang(input, filtered)) {
       const RoundInput rest = without(input, hold->gpus);
       RoundOutcome outcome = rest.free_gpus.empty() ? RoundOutcome{} : auction_round(rest, filtered_apps(rest), rng);
@@ -115,6 +115,8 @@ RoundOutcome ThemisPolicy::run_round(const RoundInput& input, Rng& rng) {
       outcome.reservation = RoundOutcome::Reservation{hold->app, hold->reason};
       return outcome;
     }
+    if (auto reserved = reserve_for_worst_gang(input, filtered))
+      return reserved_round(input, *reserved, settings_.gang_backfill, settings_.lease_duration, rng);
   }
   return auction_round(input, filtered, rng);
 }

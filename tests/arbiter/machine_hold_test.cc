@@ -112,5 +112,57 @@ TEST(MachineHold, NothingIsHeldOnceAMachineHoldsTheGang) {
   EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
 }
 
+// Three GPUs free, one on each machine: fewer than the gang's four, the count reservation's case. A gang too
+// slow spread over machines waits for one machine only: m0 (its other GPUs return at 150-170, m2's at 200, m1's
+// at 500) keeps its free GPU 0 idle, and GPUs 4 and 8, which could only ever give the gang a spread set, go to
+// app 2. A gang that runs as well spread takes GPUs as they come back, so the count reservation keeps all three.
+RoundInput one_free_per_machine(Apps& apps) {
+  return RoundInput{&three_machines(), 7, 100, {0, 4, 8},
+                    {{1, 2, 3, 0, 150}, {2, 2, 3, 0, 160}, {3, 2, 3, 0, 170}, {5, 2, 3, 0, 500}, {6, 2, 3, 0, 500},
+                     {7, 2, 3, 0, 500}, {9, 2, 3, 0, 200}, {10, 2, 3, 0, 200}, {11, 2, 3, 0, 200}},
+                    {&apps.gang, &apps.ones}};
+}
+
+TEST(MachineHold, AGangWiderThanTheOfferAndTooSlowSpreadHoldsOneMachineNotTheWholeOffer) {
+  Apps apps(/*spread_averse=*/true);
+  const RoundInput input = one_free_per_machine(apps);
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  const auto hold = hold_machine_for_worst_gang(input, ranked);
+  ASSERT_TRUE(hold.has_value());
+  EXPECT_EQ(hold->machine, 0);
+  EXPECT_EQ(hold->gang, 4);
+  EXPECT_EQ(hold->gpus, (std::vector<GpuIndex>{0}));
+
+  ThemisPolicy policy;
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_EQ(out.reservation->reason,
+            "held for app 1, the worst ρ, whose gang needs 4 GPUs placed together: 1 free on machine m0 now, more as "
+            "leases end");
+  std::set<GpuIndex> granted;
+  for (const Grant& g : out.grants) {
+    EXPECT_EQ(g.app, 2);
+    granted.insert(g.gpus.begin(), g.gpus.end());
+  }
+  EXPECT_EQ(granted, (std::set<GpuIndex>{4, 8}));
+  ASSERT_EQ(out.idle.size(), 1u);
+  EXPECT_EQ(out.idle[0].gpu, 0);
+}
+
+TEST(MachineHold, AGangWiderThanTheOfferThatRunsAsWellSpreadKeepsTheCountReservationOfTheWholeOffer) {
+  Apps apps(/*spread_averse=*/false);
+  const RoundInput input = one_free_per_machine(apps);
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
+  ThemisPolicy policy;
+  Rng rng(1);
+  const RoundOutcome out = policy.run_round(input, rng);
+  ASSERT_TRUE(out.reservation.has_value());
+  EXPECT_EQ(out.reservation->reason, "reserved for app 1, the worst ρ, whose next gang needs 4 GPUs: 3 free now, more as leases end");
+  EXPECT_TRUE(out.grants.empty());
+  EXPECT_EQ(out.idle.size(), 3u);
+}
+
 }  // namespace
 }  // namespace themis::arbiter
