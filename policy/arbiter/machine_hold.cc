@@ -9,9 +9,10 @@
 namespace themis::arbiter {
 
 namespace {
-// Whether `gang` GPUs split over two machines (half on each of the two largest machines that can take half)
-// would run `app` at under kMinLeftoverPlacementScore of its best speed in this cluster. False where no two
-// machines can take the halves, or where the cluster has no better set (every machine smaller than the gang).
+// Whether `gang` GPUs split over two machines (half on each of the two largest machines that can take half, of
+// one rack where a rack has two: the mildest spread) would run `app` at under kMinLeftoverPlacementScore of its
+// best speed in this cluster. False where no two machines can take the halves, or where the cluster has no
+// better set (every machine smaller than the gang).
 bool spread_too_slow(const Cluster& cluster, const AppModel& app, int gang) {
   const int first_half = (gang + 1) / 2;
   std::vector<const Machine*> by_size;
@@ -19,9 +20,18 @@ bool spread_too_slow(const Cluster& cluster, const AppModel& app, int gang) {
     if (m.gpu_count() >= first_half) by_size.push_back(&m);
   if (by_size.size() < 2) return false;
   std::stable_sort(by_size.begin(), by_size.end(), [](const Machine* a, const Machine* b) { return a->gpu_count() > b->gpu_count(); });
+  const Machine* a = by_size[0];
+  const Machine* b = by_size[1];
+  for (std::size_t i = 0; i < by_size.size() && a->rack != b->rack; ++i)
+    for (std::size_t j = i + 1; j < by_size.size(); ++j)
+      if (by_size[i]->rack == by_size[j]->rack) {
+        a = by_size[i];
+        b = by_size[j];
+        break;
+      }
   std::vector<GpuIndex> spread;
-  for (int i = 0; i < first_half; ++i) spread.push_back(by_size[0]->first_gpu + i);
-  for (int i = 0; i < gang - first_half; ++i) spread.push_back(by_size[1]->first_gpu + i);
+  for (int i = 0; i < first_half; ++i) spread.push_back(a->first_gpu + i);
+  for (int i = 0; i < gang - first_half; ++i) spread.push_back(b->first_gpu + i);
   std::sort(spread.begin(), spread.end());
   return !placed_well_enough(cluster, app, spread);
 }

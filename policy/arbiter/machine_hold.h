@@ -24,9 +24,9 @@ struct MachineHold {
   std::string reason;
 };
 
-// `ranked`: the filtered apps, worst first. Nothing when the worst app cannot use any count of the offer (the
-// count reservation's case), when the offer holds a set placed well enough for its gang, or when no machine
-// that could hold its gang well has a free GPU now.
+// `ranked`: the filtered apps, worst first. Nothing when the offer holds a set placed well enough for its gang,
+// when its gang is wider than the offer and runs well enough split over two machines (the count reservation's
+// case: any GPUs will do), or when no machine that could hold its gang well has a free GPU now.
 std::optional<MachineHold> hold_machine_for_worst_gang(const RoundInput& input, std::span<AppModel* const> ranked);
 
 }  // namespace themis::arbiter
