@@ -60,12 +60,17 @@ std::vector<StoredApp> RoundStore::round_apps() {
   return out;
 }
 
+namespace {
+// GPU-seconds the leases of table alias `l` held up to the bound `now` (bound twice): each to its release, its
+// expiry or now, whichever comes first. The attained service of attained_rho and attained_gpu_seconds.
+constexpr const char* kLeasedSeconds = "sum(min(coalesce(l.released_at, ?), l.expiry, ?) - l.start)";
+}  // namespace
+
 // (time since submit + 60 s) / (time run at full width + 60 s).
 double RoundStore::attained_rho(std::int64_t app, double now) {
   auto st = db_.prepare(
-      "SELECT a.submitted_at, a.gpus_per_job * min(a.max_concurrent_jobs, (SELECT count(*) FROM jobs j WHERE j.app_id = a.id)), "
-      "coalesce((SELECT sum(min(coalesce(l.released_at, ?), l.expiry, ?) - l.start) FROM leases l WHERE l.app_id = a.id), 0) "
-      "FROM apps a WHERE a.id = ?");
+      std::string("SELECT a.submitted_at, a.gpus_per_job * min(a.max_concurrent_jobs, (SELECT count(*) FROM jobs j WHERE j.app_id = a.id)), "
+                  "coalesce((SELECT ") + kLeasedSeconds + " FROM leases l WHERE l.app_id = a.id), 0) FROM apps a WHERE a.id = ?");
   st.bind_all(now, now, app);
   if (!st.step()) return 1;
   const double elapsed = now - st.real(0);
@@ -75,7 +80,7 @@ double RoundStore::attained_rho(std::int64_t app, double now) {
 }
 
 std::map<std::int64_t, double> RoundStore::attained_gpu_seconds(double now) {
-  auto st = db_.prepare("SELECT app_id, sum(max(0, min(coalesce(released_at, ?), expiry, ?) - start)) FROM leases GROUP BY app_id");
+  auto st = db_.prepare(std::string("SELECT l.app_id, ") + kLeasedSeconds + " FROM leases l GROUP BY l.app_id");
   st.bind_all(now, now);
   std::map<std::int64_t, double> out;
   while (st.step()) out[st.int64(0)] = st.real(1);

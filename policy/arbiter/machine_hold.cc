@@ -20,14 +20,16 @@ bool spread_too_slow(const Cluster& cluster, const AppModel& app, int gang) {
     if (m.gpu_count() >= first_half) by_size.push_back(&m);
   if (by_size.size() < 2) return false;
   std::stable_sort(by_size.begin(), by_size.end(), [](const Machine* a, const Machine* b) { return a->gpu_count() > b->gpu_count(); });
+  // The first pair (in that order) on one rack, else the two largest.
   const Machine* a = by_size[0];
   const Machine* b = by_size[1];
-  for (std::size_t i = 0; i < by_size.size() && a->rack != b->rack; ++i)
-    for (std::size_t j = i + 1; j < by_size.size(); ++j)
+  bool one_rack = a->rack == b->rack;
+  for (std::size_t i = 0; i < by_size.size() && !one_rack; ++i)
+    for (std::size_t j = i + 1; j < by_size.size() && !one_rack; ++j)
       if (by_size[i]->rack == by_size[j]->rack) {
         a = by_size[i];
         b = by_size[j];
-        break;
+        one_rack = true;
       }
   std::vector<GpuIndex> spread;
   for (int i = 0; i < first_half; ++i) spread.push_back(a->first_gpu + i);
