@@ -12,7 +12,11 @@
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry] [--dump DIR]
+//   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
 //
+// --recorded: instead of generated instances, the auctions of themis-sim's `run --auction-log LOG` (the
+// cluster, the offer and every bid as the apps sent them), one table row per log and solver: of the auctions
+// with at least --min-bidders bidders (default 10), --instances of them (default 32) spread evenly over the run.
 // --slot-gpus: GPUs per slot of the 8-GPU machines (default 2; 4 and 8 are the simulator's msr clusters, where
 // the offered half of the slots is then whole 4-GPU slots or whole machines);
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
@@ -31,10 +35,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -49,7 +55,9 @@
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/shape_problem.h"
 #include "policy/arbiter/shape_solver.h"
+#include "policy/arbiter/bid_validation.h"
 #include "policy/arbiter/themis_policy.h"
+#include "policy/planner/record_json.h"
 #include "core/rng.h"
 #include "core/topology.h"
 
@@ -122,6 +130,17 @@ Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
                                         valuation, settings));
   }
   return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64)};
+}
+
+// An auction from a themis-sim auction log, as the policy holds it: the bids validated (rows that do not fit
+// the offer dropped; the log has no demands, so no row is dropped for its size), then the policy's 64 best
+// rows per bidder.
+Instance make_recorded_instance(const Cluster& cluster, const planner::AuctionInput& auction) {
+  std::vector<ExpectedBidder> expected;
+  for (const Bid& bid : auction.bids) expected.push_back({bid.app, std::numeric_limits<int>::max()});
+  const ValidatedBids valid = validate_bids(auction.offer, auction.bids, expected);
+  const int rows = ThemisSettings{}.max_rows_per_bidder;
+  return {make_packing_problem(auction.offer, valid.accepted, rows), make_shape_problem(cluster, auction.offer, valid.accepted, rows)};
 }
 
 double cpu_ms() {
@@ -228,14 +247,14 @@ void dump_instance(const Size& size, int index, const Instance& instance, const 
   if (!(file << out.dump() << "\n")) throw std::runtime_error("auction_bench: cannot write " + path);
 }
 
-void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
-  std::vector<Instance> problems;
+// Every solver on `problems`, one table row per solver; `columns` are the row's first cells ("20 | 64").
+void run_instances(const std::string& columns, const Size& size, const std::vector<Instance>& problems, double budget,
+                   const std::vector<std::string>& solvers) {
+  const int instances = static_cast<int>(problems.size());
   double rows = 0, shape_rows = 0;
-  for (int i = 0; i < instances; ++i) {
-    const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
-    problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
-    for (const auto& b : problems.back().concrete.bidders) rows += static_cast<double>(b.rows.size());
-    for (const auto& b : problems.back().shaped.packing.bidders) shape_rows += static_cast<double>(b.rows.size());
+  for (const Instance& instance : problems) {
+    for (const auto& b : instance.concrete.bidders) rows += static_cast<double>(b.rows.size());
+    for (const auto& b : instance.shaped.packing.bidders) shape_rows += static_cast<double>(b.rows.size());
   }
   std::map<std::string, SolverRuns> runs;
   for (const Instance& instance : problems) {
@@ -278,12 +297,64 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
       const SolverRuns& ref = runs[reference];
       for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], ref.results[i]) ? 1 : 0;
     }
-    std::printf("| %d | %d | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
-                size.bidders, size.gpus, (solves_shapes(name) ? shape_rows : rows) / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
+    std::printf("| %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
+                columns.c_str(), (solves_shapes(name) ? shape_rows : rows) / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
                 ms(p95).c_str(), ms(percentile(r.wall_ms, 1.0)).c_str(), ms(cpu50).c_str(), ms(cpu95).c_str(),
                 r.proven, instances, r.worst_gap, ratio.c_str(), disagreements);
     std::fflush(stdout);
   }
+}
+
+void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
+  std::vector<Instance> problems;
+  for (int i = 0; i < instances; ++i) {
+    const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
+    problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
+  }
+  run_instances(std::to_string(size.bidders) + " | " + std::to_string(size.gpus), size, problems, budget, solvers);
+}
+
+// The auctions of one auction log with at least `min_bidders` bidders, `instances` of them spread evenly over
+// the run (all of them if fewer).
+void run_recorded(const std::string& path, int min_bidders, int instances, double budget, const std::vector<std::string>& solvers) {
+  std::ifstream file(path);
+  if (!file) throw std::invalid_argument("auction_bench: cannot read " + path);
+  std::string line;
+  if (!std::getline(file, line)) throw std::invalid_argument("auction_bench: " + path + " is empty");
+  std::optional<Cluster> cluster;
+  try {
+    cluster.emplace(planner::cluster_spec_from_json(nlohmann::json::parse(line).at("cluster")));
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("auction_bench: " + path + ":1: not an auction log's cluster line: " + e.what());
+  }
+  std::vector<planner::AuctionInput> auctions;
+  for (int number = 2; std::getline(file, line); ++number) {
+    try {
+      planner::AuctionInput a = planner::auction_from_json(nlohmann::json::parse(line));
+      if (static_cast<int>(a.bids.size()) >= min_bidders) auctions.push_back(std::move(a));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("auction_bench: " + path + ":" + std::to_string(number) + ": " + e.what());
+    }
+  }
+  if (auctions.empty()) {
+    std::printf("| %s | no auction with %d or more bidders |\n", path.c_str(), min_bidders);
+    return;
+  }
+  std::vector<Instance> problems;
+  std::vector<double> bidders, gpus;
+  const std::size_t take = std::min(auctions.size(), static_cast<std::size_t>(instances));
+  for (std::size_t k = 0; k < take; ++k) {
+    const planner::AuctionInput& a = auctions[k * auctions.size() / take];
+    problems.push_back(make_recorded_instance(*cluster, a));
+    bidders.push_back(static_cast<double>(a.bids.size()));
+    gpus.push_back(static_cast<double>(a.offer.gpus.size()));
+  }
+  char columns[512];
+  std::snprintf(columns, sizeof columns, "%s | %zu of %zu | %.0f / %.0f | %.0f / %.0f",
+                std::filesystem::path(path).filename().c_str(), take, auctions.size(), percentile(bidders, 0.5),
+                percentile(bidders, 1.0), percentile(gpus, 0.5), percentile(gpus, 1.0));
+  run_instances(columns, Size{static_cast<int>(percentile(bidders, 0.5)), static_cast<int>(percentile(gpus, 0.5))}, problems,
+                budget, solvers);
 }
 
 // Whether permuting the items by `perm` maps every bidder's rows onto its rows with the same gains (a
@@ -353,6 +424,8 @@ int run(int argc, char** argv) {
   std::vector<Size> sizes = {{20, 64}, {50, 256}, {200, 1024}};
   std::vector<std::string> solvers = {"bnb", "cbc", "shape"};
   bool symmetry = false;
+  std::vector<std::string> recorded;
+  int min_bidders = 10;
   for (int a = 1; a < argc; ++a) {
     const std::string_view flag = argv[a];
     if (flag == "--symmetry") {
@@ -377,6 +450,11 @@ int run(int argc, char** argv) {
       slot_gpus = std::stoi(value);
       if (slot_gpus != 2 && slot_gpus != 4 && slot_gpus != 8)
         throw std::invalid_argument("auction_bench: --slot-gpus must be 2, 4 or 8, got " + value);
+    } else if (flag == "--recorded") {
+      recorded = split(value);
+    } else if (flag == "--min-bidders") {
+      min_bidders = std::stoi(value);
+      if (min_bidders < 1) throw std::invalid_argument("auction_bench: --min-bidders must be >= 1");
     } else if (flag == "--dump") {
       dump_dir = value;
     } else if (flag == "--solvers") {
@@ -397,6 +475,15 @@ int run(int argc, char** argv) {
               "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
               "proven, W* or a c_i differs by > 1e-7\n\n",
               budget);
+  if (!recorded.empty()) {
+    if (!dump_dir.empty()) throw std::invalid_argument("auction_bench: --dump writes generated instances only");
+    std::printf("| auction log | auctions timed of those with >= %d bidders | bidders p50 / max | GPUs offered p50 / max | rows "
+                "| winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms | proven | max gap | x CBC (p50 / p95) | disagree |\n",
+                min_bidders);
+    std::printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const std::string& path : recorded) run_recorded(path, min_bidders, instances > 0 ? instances : 32, budget, solvers);
+    return 0;
+  }
   std::printf("| bidders | GPUs | rows | winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms "
               "| proven | max gap | x CBC (p50 / p95) | disagree |\n");
   std::printf("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

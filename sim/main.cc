@@ -11,7 +11,10 @@
 #include <optional>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "policy/arbiter/policies/registry.h"
+#include "policy/planner/record_json.h"
 #include "core/cluster_file.h"
 #include "core/cluster_presets.h"
 #include "sim/experiments.h"
@@ -344,6 +347,13 @@ int main(int argc, char** argv) {
   run->add_option("--round-log", round_log,
                   "write one JSON line per round to this file: the apps' current rho, GPUs held and demand; bidders, "
                   "bids, winners, grants and idle GPUs");
+  std::string auction_log;
+  int auction_log_bidders = 1;
+  run->add_option("--auction-log", auction_log,
+                  "write the cluster, then one JSON line per auction (the GPUs offered and every bid, GPU sets and "
+                  "scopes included) to this file, for auction_bench --recorded");
+  run->add_option("--auction-log-bidders", auction_log_bidders, "--auction-log: only auctions with at least this many bidders (default 1)")
+      ->check(CLI::PositiveNumber);
 
   Common cmp_opts;
   std::string policies;
@@ -403,6 +413,7 @@ int main(int argc, char** argv) {
       if (policy != "fifo")
         throw std::invalid_argument("--fidelity gavel: only --policy fifo is reproduced (got '" + policy + "')");
       if (!round_log.empty()) throw std::invalid_argument("--round-log: only with the event engine (--fidelity themis)");
+      if (!auction_log.empty()) throw std::invalid_argument("--auction-log: only with the event engine (--fidelity themis)");
       const Setup setup = load_setup(run_opts);
       GavelFidelitySettings gs;
       gs.gpus = setup.cluster.size();
@@ -414,17 +425,28 @@ int main(int argc, char** argv) {
       const Setup setup = load_setup(run_opts);
       const auto apps = load_workload(run_opts, setup.full.size());
       if (run_opts.lie > 0) run_opts.liar = choose_liar(apps, run_opts.liar_choice, run_opts.seed);
-      std::ofstream log;
-      RoundObserver observe;
+      std::ofstream log, auctions;
       if (!round_log.empty()) {
         log.open(round_log);
         if (!log) throw std::invalid_argument("--round-log: cannot write " + round_log);
-        observe = [&log](const planner::RoundPlan& plan, std::span<const RoundLogApp> seen) {
-          log << round_log_line(plan, seen) << '\n';
+      }
+      if (!auction_log.empty()) {
+        auctions.open(auction_log);
+        if (!auctions) throw std::invalid_argument("--auction-log: cannot write " + auction_log);
+        auctions << nlohmann::json{{"cluster", planner::cluster_to_json(setup.cluster)}}.dump() << '\n';
+      }
+      RoundObserver observe;
+      if (log.is_open() || auctions.is_open()) {
+        observe = [&](const planner::RoundPlan& plan, std::span<const RoundLogApp> seen) {
+          if (log.is_open()) log << round_log_line(plan, seen) << '\n';
+          const arbiter::AuctionRecord& a = plan.outcome.auction;
+          if (auctions.is_open() && static_cast<int>(a.bidders.size()) >= auction_log_bidders)
+            auctions << planner::auction_to_json(Offer{plan.round, a.offered}, a.bids, plan.now).dump() << '\n';
         };
       }
       const auto result = run_one(setup.cluster, apps, policy, run_opts, "", observe);
       if (log.is_open() && !log.flush()) throw std::runtime_error("--round-log: writing " + round_log + " failed");
+      if (auctions.is_open() && !auctions.flush()) throw std::runtime_error("--auction-log: writing " + auction_log + " failed");
       const auto summary = summarize(result, setup.cluster.size());
       std::cout << (run_opts.json ? run_json(result, summary) : run_table(result, summary));
     } else if (compare->parsed()) {

@@ -103,6 +103,7 @@ struct IdleGpu {
 // What the Themis auction decided, for the round record and `themisctl explain`.
 struct AuctionRecord {
   std::vector<AppId> bidders;   // the filtered apps the offer went to
+  std::vector<GpuIndex> offered;  // the GPUs auctioned (the round's free GPUs less any held for a gang)
   std::vector<Bid> bids;        // as received
   struct Winner {
     AppId app = 0;

@@ -132,6 +132,7 @@ RoundInput ThemisPolicy::without(const RoundInput& input, std::span<const GpuInd
 RoundOutcome ThemisPolicy::auction_round(const RoundInput& input, const std::vector<AppModel*>& filtered, Rng& rng) {
   RoundOutcome outcome;
   const Offer offer{input.round, input.free_gpus};
+  outcome.auction.offered = offer.gpus;
   std::vector<ExpectedBidder> expected;
   for (AppModel* app : filtered) {
     outcome.auction.bidders.push_back(app->id());

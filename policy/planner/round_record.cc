@@ -5,11 +5,14 @@
 #include <variant>
 
 #include "core/rng.h"
+#include "policy/planner/record_json.h"
 #include "policy/planner/round_planner.h"
 
 namespace themis::planner {
 
 using nlohmann::json;
+using json_read::field;
+using json_read::get;
 
 namespace {
 
@@ -32,40 +35,9 @@ const char* lease_kind_name(LeaseKind k) {
   return "direct";
 }
 
-json bid_to_json(const Bid& bid) {
-  json rows = json::array();
-  for (const BidRow& row : bid.rows) {
-    json r = {{"gpus", row.gpus}, {"rho", row.rho}};
-    // A wider scope than exact (core/bid.h ShapeScope, 1 slot to 4 anywhere, as on the wire) changes the
-    // auction, so a replay needs it; exact rows leave it out, as records written before it did.
-    if (row.scope != ShapeScope::kExact) r["scope"] = static_cast<int>(row.scope);
-    rows.push_back(std::move(r));
-  }
-  return {{"rho_no_new", bid.rho_no_new}, {"rows", rows}};
-}
-
-// A field of `object`, or std::invalid_argument naming it.
-const json& field(const json& object, const char* name) {
-  if (!object.is_object() || !object.contains(name)) throw std::invalid_argument(std::string("missing field \"") + name + "\"");
-  return object.at(name);
-}
-
-template <typename T>
-T get(const json& object, const char* name) {
-  try {
-    return field(object, name).get<T>();
-  } catch (const json::exception& e) {
-    throw std::invalid_argument(std::string("field \"") + name + "\": " + e.what());
-  }
-}
-
 }  // namespace
 
 json snapshot_to_json(const RoundSnapshot& s) {
-  json machines = json::array();
-  for (const Machine& m : s.cluster->machines()) {
-    machines.push_back({{"name", m.name}, {"rack", s.cluster->racks().at(static_cast<std::size_t>(m.rack)).name}, {"slots", m.gpus_per_slot}});
-  }
   json leases = json::array();
   for (const HeldLease& l : s.leases) {
     leases.push_back({{"gpu", l.gpu}, {"app", l.app}, {"job", l.job}, {"round", l.round}, {"start", l.start}, {"expiry", l.expiry},
@@ -87,7 +59,7 @@ json snapshot_to_json(const RoundSnapshot& s) {
     }
     apps.push_back(std::move(app));
   }
-  json out = {{"cluster", {{"name", s.cluster->name()}, {"machines", machines}}},
+  json out = {{"cluster", cluster_to_json(*s.cluster)},
               {"round", s.round},
               {"now", s.now},
               {"lease_duration", s.settings.lease_duration},
@@ -134,13 +106,7 @@ json plan_to_json(const RoundPlan& p) {
 
 std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
   auto record = std::make_unique<SnapshotRecord>();
-  ClusterSpec spec;
-  const json& cluster = field(j, "cluster");
-  spec.name = get<std::string>(cluster, "name");
-  for (const json& m : field(cluster, "machines")) {
-    spec.machines.push_back({get<std::string>(m, "name"), get<std::string>(m, "rack"), get<std::vector<int>>(m, "slots")});
-  }
-  record->cluster = std::make_unique<Cluster>(spec);
+  record->cluster = std::make_unique<Cluster>(cluster_spec_from_json(field(j, "cluster")));
   RoundSnapshot& s = record->snapshot;
   s.cluster = record->cluster.get();
   s.round = get<RoundId>(j, "round");
@@ -165,19 +131,7 @@ std::unique_ptr<SnapshotRecord> snapshot_from_json(const json& j) {
     app.probe_waiting = get<bool>(a, "probe_waiting");
     if (a.contains("rho")) {
       std::optional<Bid> bid;
-      if (a.contains("bid")) {
-        const json& b = a.at("bid");
-        bid = Bid{app.id, get<double>(b, "rho_no_new"), {}};
-        for (const json& row : field(b, "rows")) {
-          bid->rows.push_back({get<std::vector<GpuIndex>>(row, "gpus"), get<double>(row, "rho")});
-          if (row.contains("scope")) {
-            const int scope = get<int>(row, "scope");
-            if (scope < static_cast<int>(ShapeScope::kExact) || scope > static_cast<int>(ShapeScope::kAnywhere))
-              throw std::invalid_argument("field \"scope\": " + std::to_string(scope) + " is not 0 (exact) to 4 (anywhere)");
-            bid->rows.back().scope = static_cast<ShapeScope>(scope);
-          }
-        }
-      }
+      if (a.contains("bid")) bid = bid_from_json(app.id, a.at("bid"));
       record->models.push_back(std::make_unique<RecordedAppModel>(app.id, get<double>(a, "rho"), get<int>(a, "demand"), std::move(bid),
                                                                    app.gpus_per_job));
       if (a.contains("slowdowns")) {  // recorded before launchers reported them: none
