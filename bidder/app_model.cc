@@ -55,28 +55,32 @@ void validate(const AppState& state) {
   detail::require_at_least(kWhere, "cluster_gpus", state.cluster_gpus, 1);
   detail::require_positive(kWhere, "n_avg", state.n_avg);
   detail::require_non_negative(kWhere, "lease", state.lease);
+  detail::require_non_negative(kWhere, "start_overhead", state.start_overhead);
 }
 
 }  // namespace
 
-Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, int cluster_gpus, double n_avg) {
+Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, int cluster_gpus, double n_avg,
+                         Seconds start_overhead) {
+  const Seconds starts = start_overhead * static_cast<double>(life.size());
   Seconds total = 0;
   if (rule == IndependentTime::kFairShare) {
     const double share = static_cast<double>(cluster_gpus) / std::max(1.0, n_avg);
     for (const LifePhase& p : life) total += std::max(p.work / std::min(share, p.demand), p.longest);
-    return total;
+    return total + starts;
   }
   double demand = 1;
   for (const LifePhase& p : life) {
     total += p.work;
     demand = std::max(demand, p.demand);
   }
-  return total / std::min(static_cast<double>(cluster_gpus), demand) * n_avg;
+  return total / std::min(static_cast<double>(cluster_gpus), demand) * n_avg + starts;
 }
 
 AppModel::AppModel(AppState state) : state_(std::move(state)) {
   validate(state_);
-  t_id_ = bidder::independent_time(state_.life, state_.independent_time, state_.cluster_gpus, state_.n_avg);
+  t_id_ = bidder::independent_time(state_.life, state_.independent_time, state_.cluster_gpus, state_.n_avg,
+                                   state_.start_overhead);
   detail::require_positive(kWhere, "T_id (from life)", t_id_);
 }
 
@@ -104,6 +108,7 @@ Seconds AppModel::remaining_time(int gpus, double slowdown) const {
     const int widest = gangs.empty() ? 0 : *std::max_element(gangs.begin(), gangs.end());
     total += rigid_phase_finish_time(phase.serial_work, gangs, p == 0 ? usable : std::max(usable, widest), slowdown);
   }
+  if (!state_.remaining.empty()) total += state_.start_overhead * static_cast<double>(state_.remaining.size() - 1);
   remaining_cache_.emplace(key, total);
   return total;
 }

@@ -9,9 +9,10 @@
 //   ρ(G)     = T_sh(G) / T_id
 //   usable(g) = g rounded down to whole gangs, at most max_gpus
 //
-// T_id (IndependentTime), over the phases of the app's whole life (work W_p, demand d_p, longest job ℓ_p):
-//   kFairShare:             Σ_p max(W_p / min(R_C / N_avg, d_p), ℓ_p)   (the paper's §3.2 definition)
-//   kClusterTimesContention: Σ_p W_p / min(R_C, max_p d_p) · N_avg      (Eq. 1 / Eq. 2's T_cluster · N_avg)
+// T_id (IndependentTime), over the phases of the app's whole life (work W_p, demand d_p, longest job ℓ_p),
+// plus L = start_overhead per phase:
+//   kFairShare:             Σ_p max(W_p / min(R_C / N_avg, d_p), ℓ_p) + L·|life|   (the paper's §3.2 definition)
+//   kClusterTimesContention: Σ_p W_p / min(R_C, max_p d_p) · N_avg + L·|life|       (Eq. 1 / Eq. 2's T_cluster · N_avg)
 //
 // Holding nothing (IdleRho), the app ranks by ρ after one more lease on its fair share
 // max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))) (kFairShare) or on one gang (kOneGpu); its bids'
@@ -71,10 +72,16 @@ struct AppState {
   int cluster_gpus = 1;  // R_C; >= 1
   double n_avg = 1;      // N_avg; > 0
   Seconds lease = 0;     // one lease: how long an app holding nothing waits at least; >= 0
+  // Seconds from a job's launch to its first iteration (process start, model build, checkpoint restore), as
+  // the launcher measures it; >= 0. An app alone pays it once per phase too, so each phase of `life` adds it
+  // to T_id, and each phase of `remaining` after the current one to T_sh. themis-sim's apps start at once: 0.
+  Seconds start_overhead = 0;
 };
 
-// T_id of `life` under `rule` (exposed for a finished app's achieved ρ with its final N_avg).
-Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, int cluster_gpus, double n_avg);
+// T_id of `life` under `rule`, plus `start_overhead` per phase (exposed for a finished app's achieved ρ with its
+// final N_avg).
+Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, int cluster_gpus, double n_avg,
+                         Seconds start_overhead = 0);
 
 // GPUs an app can use out of `gpus`: whole gangs of `gang`, at most `max_gpus` (0: no cap).
 int usable_gpus(int gpus, int gang, int max_gpus);

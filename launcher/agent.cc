@@ -194,9 +194,11 @@ void Agent::set_active_apps(int active_apps, Seconds now) {
   last_contention_time_ = now;
 }
 
-void Agent::on_worker_start(int job, int attempt, std::int64_t resumed_from) {
+void Agent::on_worker_start(int job, int attempt, std::int64_t resumed_from, Seconds now) {
   auto& j = job_ref(job);
   if (attempt != j.attempt) return;
+  if (std::isfinite(j.launched_at) && std::isfinite(now) && now >= j.launched_at) timing_.observe_start(now - j.launched_at);
+  j.launched_at = std::numeric_limits<double>::quiet_NaN();
   if (j.state == JobState::kStarting) j.state = JobState::kRunning;
   j.first_timed_iteration = std::max<std::int64_t>(0, resumed_from) + config_.warmup_iterations + 1;
 }
@@ -311,6 +313,7 @@ std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
     ++job.attempt;
     job.gpus = {free.front()};
     job.first_timed_iteration = std::numeric_limits<std::int64_t>::max();
+    job.launched_at = now;
     probe_launched_ = true;
     launches.push_back({waiting.front(), job.attempt, job.gpus,
                         static_cast<std::int64_t>(std::llround(scheduler_.target(waiting.front())))});
@@ -322,6 +325,7 @@ std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
     ++job.attempt;
     job.gpus = gang.gpus;
     job.first_timed_iteration = std::numeric_limits<std::int64_t>::max();  // until its start event
+    job.launched_at = now;
     launches.push_back({gang.job, job.attempt, gang.gpus, static_cast<std::int64_t>(std::llround(scheduler_.target(gang.job)))});
   }
   return launches;

@@ -116,7 +116,8 @@ class Agent {
   void set_held_leases(const std::vector<HeldLease>& leases, bool probe = false);
   void set_active_apps(int active_apps, Seconds now);
   // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
-  void on_worker_start(int job, int attempt, std::int64_t resumed_from);
+  // `now` on the clock take_launches was given: launch to start is timed (TimingModel::observe_start).
+  void on_worker_start(int job, int attempt, std::int64_t resumed_from, Seconds now = std::numeric_limits<double>::quiet_NaN());
   // One completed iteration reported by `rank` (only rank 0's count).
   void on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
                     std::optional<double> loss);
@@ -178,6 +179,7 @@ class Agent {
     int preemptions = 0;
     int failures = 0;
     bool blocked = false;  // a launch was refused: wait for the next set of leases before retrying
+    Seconds launched_at = std::numeric_limits<double>::quiet_NaN();  // the attempt's launch, until it starts
   };
   Job& job_ref(int job);
   const Job& job_at(int job) const;

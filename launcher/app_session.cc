@@ -136,7 +136,7 @@ void AppSession::finish_attempt(int job, int attempt, Seconds now) {
   }
 }
 
-void AppSession::on_report_line(std::string_view line, Seconds /*now*/) {
+void AppSession::on_report_line(std::string_view line, Seconds now) {
   worker::Report report;
   try {
     report = worker::parse_report_line(line);
@@ -161,7 +161,7 @@ void AppSession::on_report_line(std::string_view line, Seconds /*now*/) {
     if (e.event == "start" && report.rank == 0) {
       std::int64_t resumed = -1;
       if (const auto f = e.fields.find("resumed_from"); f != e.fields.end()) parse_number(std::string_view(f->second), resumed);
-      agent_.on_worker_start(name->job, name->attempt, resumed);
+      agent_.on_worker_start(name->job, name->attempt, resumed, now);
       notes_.push_back("job " + std::to_string(name->job) + " attempt " + std::to_string(name->attempt) + " started" +
                        (resumed >= 0 ? " (resumed from iteration " + std::to_string(resumed) + ")" : " (fresh)"));
     } else if (e.event == "exit" && report.rank == 0 && it != attempts_.end()) {

@@ -45,7 +45,8 @@ bidder::AppState app_state(const HyperparameterScheduler& scheduler, const Timin
   const int demand = app_demand_max(context, scheduler);
   bidder::AppState state;
   state.elapsed = context.elapsed;
-  state.independent_time = bidder::IndependentTime::kClusterTimesContention;
+  state.independent_time = context.independent_time;
+  state.start_overhead = timing.start_overhead();
   state.gang = gang;
   state.max_gpus = demand;
   state.demand_now = demand;

@@ -18,6 +18,10 @@
 namespace themis::launcher {
 
 struct AppContext {
+  // T_id's rule (bidder/app_model.h). The fair share is the paper's §3.2 definition and themis-sim's, so the
+  // launcher's ρ and the simulator's mean the same; Eq. 1 / Eq. 2's T_cluster · N_avg reproduces the paper's
+  // agent examples (docs/bidder.md, "App model").
+  bidder::IndependentTime independent_time = bidder::IndependentTime::kFairShare;
   Seconds elapsed = 0;         // now − submission, queueing included
   double n_avg = 1;            // average contention, the app included (>= 1)
   int cluster_gpus = 1;        // R_C

@@ -38,6 +38,13 @@ void TimingModel::observe(int job, int gpus, Locality placement, Seconds seconds
   level.mean += weight * (seconds - level.mean);
 }
 
+void TimingModel::observe_start(Seconds seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds))
+    throw std::invalid_argument("timing model: a start must take >= 0 and finite seconds, got " + std::to_string(seconds));
+  ++start_.samples;
+  start_.mean += (seconds - start_.mean) / std::min(start_.samples, kRunningMeanSamples);
+}
+
 std::optional<Seconds> TimingModel::measured_serial(const JobStats& stats) const {
   const bidder::SlowdownModel priors(priors_);
   for (int l = 0; l < kLocalityLevels; ++l) {

@@ -14,6 +14,9 @@
 //   - a job that has not run yet takes the upper median of the app's measured jobs, else the default.
 // Means are running means for the first 20 samples of a level, then exponentially weighted (weight
 // 1/20), so that they follow a machine whose speed drifts.
+//
+// It also times the attempts' starts (launch to first iteration), which the app model adds to T_id and
+// T_sh once per phase (bidder::AppState::start_overhead).
 #include <array>
 #include <map>
 #include <optional>
@@ -41,6 +44,12 @@ class TimingModel {
   // Mean seconds per iteration of `job` at `placement`, if it ran there.
   std::optional<Seconds> mean_iter_time(int job, Locality placement) const;
 
+  // One attempt's start: seconds from its launch to its worker's start event (process start, model build,
+  // checkpoint restore). Throws std::invalid_argument unless >= 0 and finite.
+  void observe_start(Seconds seconds);
+  // Their mean over the app's attempts (the same running, then weighted, mean as iterations); 0 before any.
+  Seconds start_overhead() const { return start_.mean; }
+
  private:
   struct LevelStats {
     int samples = 0;
@@ -50,6 +59,7 @@ class TimingModel {
   using JobStats = std::array<LevelStats, kLocalityLevels>;
   std::optional<Seconds> measured_serial(const JobStats& stats) const;
 
+  LevelStats start_;  // attempts' starts (gpus unused)
   Seconds default_serial_;
   bidder::SlowdownPriors priors_;
   std::map<int, JobStats> jobs_;

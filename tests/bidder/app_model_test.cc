@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -247,6 +248,11 @@ TEST(AppModel, BadStateIsRejectedNamingTheField) {
   state = equation_one_job();
   state.life[0].work = 0;
   expect_error(state, "T_id");
+  state = equation_one_job();
+  state.start_overhead = -1;
+  expect_error(state, "start_overhead");
+  state.start_overhead = std::numeric_limits<double>::infinity();
+  expect_error(state, "start_overhead");
 }
 
 }  // namespace

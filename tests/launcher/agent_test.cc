@@ -283,14 +283,37 @@ TEST(Agent, BidsOnlyWholeGangsAndValidRows) {
   ASSERT_FALSE(bid.rows.empty());
   EXPECT_NO_THROW(bidder::validate_bid(bid, offer));
   for (const auto& row : bid.rows) EXPECT_EQ(row.gpus.size(), 2U) << "a 2-GPU gang needs exactly 2";
-  // The best row is machine-local and its ρ is Eq. 1's: 30 s queued, 1000 · 0.5 / 2 s of work, T_id = 250 · 3.
+  // The best row is machine-local: 30 s queued, 1000 · 0.5 / 2 s of work; T_id = 250, the fair share's (10 GPUs
+  // among 3 apps leave it more than its 2-GPU gang).
   EXPECT_EQ(cluster.locality(bid.rows.front().gpus), Locality::kSameSlot);
-  EXPECT_NEAR(bid.rows.front().rho, (30 + 250.0) / 750.0, 1e-12);
+  EXPECT_NEAR(bid.rows.front().rho, (30 + 250.0) / 250.0, 1e-12);
   // Waiting a lease (60 s) then running on the smallest gang.
-  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 750.0, 1e-12);
+  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 250.0, 1e-12);
   // Holding a gang, it wants nothing more.
   agent.set_held_gpus({0, 1});
   EXPECT_TRUE(agent.bid(Offer{2, {2, 3, 4}}, 30).rows.empty());
+}
+
+// An app alone on the cluster finishes at ρ 1 however long its worker takes to start: T_id counts the measured
+// launch-to-start time once per phase, as the app would pay it alone. Without it a short app read ρ 5.6 alone on
+// the local cluster (docs/local-cluster.md, "A lone app").
+TEST(Agent, AnAppAloneFinishesAtRhoOneWhateverItsWorkerTakesToStart) {
+  const auto cluster = testing::two_rack_cluster();
+  for (const Seconds start : {0.0, 12.0}) {
+    Agent agent(cluster, single_job(2, 100), 0, 1);
+    agent.set_held_gpus({0, 1});
+    ASSERT_EQ(agent.take_launches(0).size(), 1U);
+    agent.on_worker_start(0, 1, -1, start);
+    Seconds now = start;
+    for (int it = 1; it <= 100; ++it) {
+      now += 0.25;  // 0.5 s of serial work per iteration on its 2-GPU gang
+      agent.on_iteration(0, 1, 0, it, 0.25, 1.0);
+    }
+    agent.on_exit(0, 1, ExitKind::kCompleted, 100, now);
+    ASSERT_TRUE(agent.finished());
+    // Timed from iteration warmup + 1 on: T_id = 100 · 0.5 / 2 + start = 25 + start, JCT the same.
+    EXPECT_NEAR(agent.current_rho(now), 1.0, 1e-9) << "start " << start;
+  }
 }
 
 // When its leases end, the app's GPUs are offered with the rest; a machine as good as the one its job runs on
@@ -393,7 +416,7 @@ TEST(Agent, GpusWhoseLeaseExpiresAreOfferedBackAndTheAppBidsToKeepThem) {
   EXPECT_NO_THROW(bidder::validate_bid(bid, renewal));
   EXPECT_EQ(bid.rows.front().gpus, (std::vector<GpuIndex>{0, 1}));
   // Without them it keeps nothing, so its ρ without new GPUs is that of waiting a lease.
-  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 750.0, 1e-12);
+  EXPECT_NEAR(bid.rho_no_new, (90 + 250.0) / 250.0, 1e-12);
   EXPECT_LT(bid.rows.front().rho, bid.rho_no_new);
 }
 

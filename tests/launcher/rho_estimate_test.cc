@@ -19,8 +19,9 @@ TEST(RhoEstimate, SingleJobIsEquationOne) {
   scheduler.report(0, 200, 1.0);
   TimingModel timing(1.0);
   for (int i = 0; i < 5; ++i) timing.observe(0, 2, Locality::kSameMachine, 0.3);  // serial 0.6
-  const AppContext ctx{.elapsed = 100, .n_avg = 2, .cluster_gpus = 10, .gpus_per_job = 2};
-  // T_id = 1000 * 0.6 / min(10, 2) * 2 = 600; T_sh(2 GPUs, same rack S 1.1) = 100 + 800 * 0.6 * 1.1 / 2 = 364.
+  const AppContext ctx{.independent_time = bidder::IndependentTime::kClusterTimesContention, .elapsed = 100, .n_avg = 2,
+                       .cluster_gpus = 10, .gpus_per_job = 2};
+  // Eq. 1's T_id = 1000 * 0.6 / min(10, 2) * 2 = 600; T_sh(2 GPUs, same rack S 1.1) = 100 + 800 * 0.6 * 1.1 / 2 = 364.
   EXPECT_NEAR(independent_finish_time(scheduler, timing, ctx), 600, 1e-9);
   EXPECT_NEAR(estimate_rho(scheduler, timing, ctx, 2, Locality::kSameRack), 364.0 / 600.0, 1e-12);
   // A 3rd GPU is no use to a 2-GPU gang; a 1st alone cannot run it.
@@ -49,7 +50,8 @@ TEST(RhoEstimate, SuccessiveHalvingIsEquationTwoOverTheSchedulersState) {
   TimingModel timing(100.0);
   const double serial[] = {80, 100, 100, 120};
   for (int j = 0; j < 4; ++j) timing.observe(j, 1, Locality::kSameSlot, serial[j]);
-  const AppContext ctx{.elapsed = 0, .n_avg = 4, .cluster_gpus = 16, .gpus_per_job = 1};
+  const AppContext ctx{.independent_time = bidder::IndependentTime::kClusterTimesContention, .elapsed = 0, .n_avg = 4,
+                       .cluster_gpus = 16, .gpus_per_job = 1};
   // The paper's §4.3.3 example on 2 GPUs gives 1600 + 1600 + 1800 = 5000 with job_demand_max 8. Here a
   // job is a 1-GPU gang, so the last phase's one job runs on one GPU: 1600 + 1600 + 36 * 100 = 6800.
   // B = (4*8 + 2*16 + 36) * 100 = 10000 GPU-s as in the paper; T_id = 10000 / min(16, 4) * 4 = 10000.
@@ -61,6 +63,28 @@ TEST(RhoEstimate, SuccessiveHalvingIsEquationTwoOverTheSchedulersState) {
                                    .cluster_gpus = 16, .n_avg = 4};
   EXPECT_NEAR(estimate_rho(scheduler, timing, ctx, 2, Locality::kSameMachine),
               bidder::finish_time_fairness(app, 2, 1.0), 1e-12);
+}
+
+// The launcher's own rule is the fair share's, as themis-sim's (docs/bidder.md, "App model"): each phase on
+// min(R_C / N_avg, its demand) GPUs, never faster than its longest job, and one start per phase. The same app as
+// above, 16 GPUs among 4 apps: a share of 4 GPUs. Phase 1: 4 · 8 · 100 / 4 = 800; phase 2: its two jobs of 16 ·
+// 100 take 1600 each; phase 3: one job of 3600. Eq. 2 spreads all 10000 GPU-s over 4 GPUs and misses that the
+// last phases cannot use them.
+TEST(RhoEstimate, TheFairShareTimeCountsEachPhasesLongestJobAndOneStartPerPhase) {
+  HyperparameterScheduler scheduler({SchedulerKind::kSuccessiveHalving, 4, {8, 16, 36}});
+  TimingModel timing(100.0);
+  const double serial[] = {80, 100, 100, 120};
+  for (int j = 0; j < 4; ++j) timing.observe(j, 1, Locality::kSameSlot, serial[j]);
+  const AppContext ctx{.elapsed = 0, .n_avg = 4, .cluster_gpus = 16, .gpus_per_job = 1};
+  EXPECT_NEAR(independent_finish_time(scheduler, timing, ctx), 800 + 1600 + 3600, 1e-9);
+  // Starts that took 20 s and 40 s: 30 s more per phase, in T_id and in the time left after this phase.
+  const Seconds before = shared_finish_time(scheduler, timing, ctx, 4, Locality::kSameMachine);
+  timing.observe_start(20);
+  timing.observe_start(40);
+  EXPECT_DOUBLE_EQ(timing.start_overhead(), 30);
+  EXPECT_NEAR(independent_finish_time(scheduler, timing, ctx), 6000 + 3 * 30, 1e-9);
+  EXPECT_NEAR(shared_finish_time(scheduler, timing, ctx, 4, Locality::kSameMachine), before + 2 * 30, 1e-9);
+  EXPECT_THROW(timing.observe_start(-1), std::invalid_argument);
 }
 
 // A single 2-GPU job on node1 (machine-local), its true serial time 0.2 s, each iteration ±10 % noise,
@@ -89,8 +113,8 @@ TEST(RhoEstimate, ConvergesToTheAchievedRhoOnASyntheticTimingStream) {
   }
   agent.on_exit(0, 1, ExitKind::kCompleted, iterations, now);
   ASSERT_TRUE(agent.finished());
-  // True T_id: 600 * 0.2 / min(10, 2) * N_avg 2 = 120 s.
-  const double achieved = (now - submit) / (iterations * true_serial / 2 * 2);
+  // True T_id (the fair share's): 600 * 0.2 / min(10 / N_avg 2, 2) = 60 s.
+  const double achieved = (now - submit) / (iterations * true_serial / 2);
   double last_error = 1;
   for (const auto& [it, rho] : estimates) {
     const double error = std::abs(rho - achieved) / achieved;
