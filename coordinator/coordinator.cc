@@ -31,11 +31,19 @@ namespace {
 // the wire, so without them a single message could make the coordinator run millions of queries.
 constexpr std::size_t kMaxGpusPerHost = 1024;
 constexpr std::size_t kMaxWorkersPerHost = 4096;
+constexpr std::size_t kMaxLaunchersPerHost = 4096;
 
 void check_running_list(const std::string& message, const std::string& host, std::size_t workers) {
   if (workers > kMaxWorkersPerHost) {
     throw std::runtime_error(message + ": running: host '" + host + "' lists " + std::to_string(workers) +
                              " workers; at most " + std::to_string(kMaxWorkersPerHost) + " per host");
+  }
+}
+
+void check_launcher_list(const std::string& message, const std::string& host, std::size_t launchers) {
+  if (launchers > kMaxLaunchersPerHost) {
+    throw std::runtime_error(message + ": launchers: host '" + host + "' lists " + std::to_string(launchers) +
+                             " launchers; at most " + std::to_string(kMaxLaunchersPerHost) + " per host");
   }
 }
 
@@ -366,6 +374,7 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   const int gpu_count = static_cast<int>(gpus_declared);
   if (gpu_count == 0) throw std::runtime_error("register: host '" + host + "' declares no GPUs");
   check_running_list("register", host, reg.getRunning().size());
+  check_launcher_list("register", host, reg.getLaunchers().size());
   const double now = env_->now();
   std::int64_t first_gpu = 0;
   {
@@ -423,6 +432,7 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
   }
   const auto heartbeat = in.envelope().getBody().getHeartbeat();
   check_running_list("heartbeat", host, heartbeat.getRunning().size());
+  check_launcher_list("heartbeat", host, heartbeat.getLaunchers().size());
   const double now = env_->now();
   auto& session = sessions_[host];
   session.last_heard = now;

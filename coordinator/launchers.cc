@@ -584,6 +584,7 @@ void Coordinator::on_launcher_exited(const std::string& routing_id, const Caller
 void Coordinator::reconcile_launchers(const std::string& host, capnp::List<wire::RunningLauncher>::Reader running,
                                       double now) {
   std::set<std::int64_t> here;
+  std::set<std::pair<std::int64_t, std::uint32_t>> stopped;  // one StopLauncher per launcher, however often listed
   bool keys_changed = false;
   for (const auto l : running) {
     const std::int64_t app = l.getApp();
@@ -613,6 +614,7 @@ void Coordinator::reconcile_launchers(const std::string& host, capnp::List<wire:
     const bool current = active && it != managed_.end() && it->second.generation == l.getGeneration() &&
                          it->second.host == host;
     if (current || (it != managed_.end() && it->second.stop_sent)) continue;
+    if (!stopped.insert({app, l.getGeneration()}).second) continue;
     spdlog::warn("host {} runs launcher generation {} of app {}, which is not its current launcher: stopping it", host,
                  l.getGeneration(), app);
     auto message = std::make_unique<net::OutMessage>(next_request_id_++);

@@ -1,11 +1,14 @@
 // Writes the binary seed corpora: one valid Envelope per message kind (envelope_fuzz) and conversations
 // for the dispatch fuzzers. Usage: fuzz_seed_writer <fuzz/corpus>. Rerun when schema/themis.capnp changes.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,40 @@ iterations = 100
 std::string bytes(OutMessage message) {
   const auto frame = message.to_frame();
   return std::string(static_cast<const char*>(frame.data()), frame.size());
+}
+
+// A Heartbeat whose `launchers` list holds `count` empty structs: a list of one element, its composite-list
+// tag rewritten to `count` elements of no data and no pointers (one wire word in all, what a fuzzer found).
+std::string heartbeat_with_empty_launchers(std::uint32_t count) {
+  OutMessage out(7);
+  auto h = out.body().initHeartbeat();
+  h.setSeq(1);
+  h.initLaunchers(1)[0].setApp(1);
+  std::string frame = bytes(std::move(out));
+  const auto word_at = [&](std::size_t w) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, frame.data() + 8 + 8 * w, 8);  // after the one-segment table
+    return word;
+  };
+  const auto set_word = [&](std::size_t w, std::uint64_t word) { std::memcpy(frame.data() + 8 + 8 * w, &word, 8); };
+  const std::size_t words = (frame.size() - 8) / 8;
+  const std::uint64_t tag = (std::uint64_t{1} << 2) | (std::uint64_t{2} << 32);  // 1 element, 2 data words
+  for (std::size_t w = 0; w < words; ++w) {
+    const std::uint64_t pointer = word_at(w);  // a composite-list pointer of 2 words...
+    if ((pointer & 3) != 1 || ((pointer >> 32) & 7) != 7 || (pointer >> 35) != 2) continue;
+    const auto offset = static_cast<std::int32_t>(static_cast<std::uint32_t>(pointer)) >> 2;
+    const auto target = static_cast<std::ptrdiff_t>(w) + 1 + offset;
+    if (target < 0 || static_cast<std::size_t>(target) >= words || word_at(static_cast<std::size_t>(target)) != tag) continue;
+    set_word(w, pointer & 0x00000007ffffffffULL);  // ...now of 0 words,
+    set_word(static_cast<std::size_t>(target), std::uint64_t{count} << 2);  // holding `count` empty elements
+    wire::ErrorCode code{};
+    std::string error;
+    const auto in = themis::net::InMessage::parse(zmq::message_t(frame.data(), frame.size()), &code, &error);
+    if (!in || in->envelope().getBody().getHeartbeat().getLaunchers().size() != count)
+      throw std::logic_error("heartbeat_with_empty_launchers: the patched frame does not read back: " + error);
+    return frame;
+  }
+  throw std::logic_error("heartbeat_with_empty_launchers: no composite-list tag found");
 }
 
 void running(capnp::List<wire::RunningWorker>::Builder list) {
@@ -291,6 +328,9 @@ int main(int argc, char** argv) {
                             join_record(0, frames["query_rounds"]) + join_record(2, frames["query_whoami"])},
       {"wrong_roles", join_record(1, frames["register"]) + join_record(4, frames["heartbeat"]) +
                           join_record(4, frames["submit"]) + join_record(2, frames["offer"])},
+      // Found by CI's short run (2026-11-29): one StopLauncher queued per listed launcher, 1.4 GB for one message.
+      {"regression-launcher-list-amplification",
+       join_record(3, frames["register"]) + join_record(3, heartbeat_with_empty_launchers(1'000'000))},
   };
   for (const auto& [name, data] : coordinator) write(corpus / "coordinator_dispatch_fuzz" / (name + ".bin"), data);
   const std::map<std::string, std::string> nodelet = {

@@ -142,6 +142,36 @@ class CoordinatorLogic : public ::testing::Test {
   std::uint64_t next_id_ = 1;
 };
 
+// A heartbeat's launcher list is bounded like its worker list (a Cap'n Proto list of empty structs costs one word
+// per element), and a launcher listed many times is stopped once: the fuzzer found a heartbeat whose list of
+// ~170,000 empty elements queued one StopLauncher each, 1.4 GB for one message from a node key.
+TEST_F(CoordinatorLogic, AHeartbeatsLauncherListIsBoundedAndAStaleLauncherIsStoppedOnce) {
+  register_host("gpu01", 2);
+  const auto launchers = [&](unsigned count, auto fill) {
+    net::OutMessage m(next_id_++);
+    auto hb = m.body().initHeartbeat();
+    hb.setSeq(next_id_);
+    auto list = hb.initLaunchers(count);
+    for (unsigned i = 0; i < count; ++i) fill(list[i], i);
+    env_.sent.clear();
+    send("peer-gpu01", {net::Role::kNode, "gpu01"}, m);
+  };
+  using W = wire::Envelope::Body::Which;
+  launchers(4097, [](auto, unsigned) {});
+  ASSERT_EQ(env_.to("peer-gpu01", W::ERROR).size(), 1U);
+  const std::string why = env_.to("peer-gpu01", W::ERROR)[0]->envelope().getBody().getError().getMessage().cStr();
+  EXPECT_NE(why.find("heartbeat: launchers: host 'gpu01' lists 4097 launchers; at most 4096 per host"), std::string::npos) << why;
+  EXPECT_TRUE(env_.to("peer-gpu01", W::STOP_LAUNCHER).empty());
+
+  // App 7 does not exist, so its launchers are not current: one stop each, however often listed.
+  launchers(3000, [](auto l, unsigned i) {
+    l.setApp(7);
+    l.setGeneration(i % 2 == 0 ? 3 : 4);
+  });
+  EXPECT_EQ(env_.to("peer-gpu01", W::HEARTBEAT_ACK).size(), 1U);
+  EXPECT_EQ(env_.to("peer-gpu01", W::STOP_LAUNCHER).size(), 2U);
+}
+
 TEST_F(CoordinatorLogic, AHostIsDownExactlyWhenItsLivesAreSpent) {
   const double t0 = env_.now();
   register_host("gpu01", 2);
