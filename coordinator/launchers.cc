@@ -122,6 +122,12 @@ void Coordinator::on_bid(const std::string& routing_id, const Caller& /*caller*/
   const auto bid = in.envelope().getBody().getBid();
   const std::int64_t app = bid.getApp();
   require_launcher(routing_id, app);
+  // A list of empty structs costs one wire word per element: without a bound one bid could hold millions of
+  // rows for the auction thread to validate. The bidder library sends 32 at most, the arbiter reads 64.
+  constexpr unsigned kMaxBidRows = 4096;
+  if (bid.getRows().size() > kMaxBidRows)
+    throw std::runtime_error("bid: rows: app " + std::to_string(app) + " sent " + std::to_string(bid.getRows().size()) +
+                             " rows; at most " + std::to_string(kMaxBidRows));
   if (!pending_offer_ || bid.getRound() != pending_offer_->round) {
     spdlog::info("late bid of app {} for round {} dropped", app, bid.getRound());
     return;

@@ -172,6 +172,31 @@ TEST_F(CoordinatorLogic, AHeartbeatsLauncherListIsBoundedAndAStaleLauncherIsStop
   EXPECT_EQ(env_.to("peer-gpu01", W::STOP_LAUNCHER).size(), 2U);
 }
 
+// A bid's rows are bounded too: the auction thread validates every row, and empty rows cost one wire word each.
+TEST_F(CoordinatorLogic, ABidWithMoreRowsThanAnyLauncherSendsIsRefused) {
+  const std::int64_t app = submit("grid", 2);
+  net::OutMessage attach(next_id_++);
+  attach.body().initAttach().setApp(app);
+  send("peer-launcher", {net::Role::kUser, "alice"}, attach);
+  ASSERT_EQ(env_.to("peer-launcher", wire::Envelope::Body::ATTACHED).size(), 1U);
+  const auto bid = [&](unsigned rows) {
+    net::OutMessage m(next_id_++);
+    auto b = m.body().initBid();
+    b.setApp(app);
+    b.setRhoNoNew(2);
+    b.initRows(rows);
+    env_.sent.clear();
+    send("peer-launcher", {net::Role::kUser, "alice"}, m);
+  };
+  using W = wire::Envelope::Body::Which;
+  bid(4097);
+  ASSERT_EQ(env_.to("peer-launcher", W::ERROR).size(), 1U);
+  const std::string why = env_.to("peer-launcher", W::ERROR)[0]->envelope().getBody().getError().getMessage().cStr();
+  EXPECT_NE(why.find("bid: rows: app " + std::to_string(app) + " sent 4097 rows; at most 4096"), std::string::npos) << why;
+  bid(4096);  // for no open offer's round: dropped as late, without an error
+  EXPECT_TRUE(env_.to("peer-launcher", W::ERROR).empty());
+}
+
 TEST_F(CoordinatorLogic, AHostIsDownExactlyWhenItsLivesAreSpent) {
   const double t0 = env_.now();
   register_host("gpu01", 2);
