@@ -41,8 +41,15 @@ void TimingModel::observe(int job, int gpus, Locality placement, Seconds seconds
 void TimingModel::observe_start(Seconds seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds))
     throw std::invalid_argument("timing model: a start must take >= 0 and finite seconds, got " + std::to_string(seconds));
-  ++start_.samples;
-  start_.mean += (seconds - start_.mean) / std::min(start_.samples, kRunningMeanSamples);
+  starts_.push_back(seconds);
+  if (starts_.size() > kStartSamples) starts_.pop_front();
+}
+
+Seconds TimingModel::start_overhead() const {
+  if (starts_.empty()) return 0;
+  std::vector<Seconds> sorted(starts_.begin(), starts_.end());
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() / 2];
 }
 
 std::optional<Seconds> TimingModel::measured_serial(const JobStats& stats) const {

@@ -15,9 +15,11 @@
 // Means are running means for the first 20 samples of a level, then exponentially weighted (weight
 // 1/20), so that they follow a machine whose speed drifts.
 //
-// It also times the attempts' starts (launch to first iteration), which the app model adds to T_id and
-// T_sh once per phase (bidder::AppState::start_overhead).
+// It also times the attempts' starts (launch to the worker's start event), whose median the app model adds to
+// T_id and T_sh once per phase (bidder::AppState::start_overhead).
 #include <array>
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -47,8 +49,10 @@ class TimingModel {
   // One attempt's start: seconds from its launch to its worker's start event (process start, model build,
   // checkpoint restore). Throws std::invalid_argument unless >= 0 and finite.
   void observe_start(Seconds seconds);
-  // Their mean over the app's attempts (the same running, then weighted, mean as iterations); 0 before any.
-  Seconds start_overhead() const { return start_.mean; }
+  // The upper median of the last kStartSamples starts; 0 before any. A median, not a mean: a launch that waited
+  // for its GPUs' previous holder to checkpoint took longer for sharing, which T_id must not count as starting.
+  Seconds start_overhead() const;
+  static constexpr std::size_t kStartSamples = 64;
 
  private:
   struct LevelStats {
@@ -59,7 +63,7 @@ class TimingModel {
   using JobStats = std::array<LevelStats, kLocalityLevels>;
   std::optional<Seconds> measured_serial(const JobStats& stats) const;
 
-  LevelStats start_;  // attempts' starts (gpus unused)
+  std::deque<Seconds> starts_;  // the last kStartSamples attempts' starts
   Seconds default_serial_;
   bidder::SlowdownPriors priors_;
   std::map<int, JobStats> jobs_;
