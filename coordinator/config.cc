@@ -15,6 +15,7 @@
 #include "policy/arbiter/whole_gpus.h"
 #include "policy/arbiter/policies/registry.h"
 #include "spec/app_spec.h"
+#include "core/toml_integer.h"
 
 namespace themis::coordinator {
 
@@ -62,7 +63,7 @@ void load_reliability_tables(const std::string& path, const toml::table& root, C
           throw std::invalid_argument(at(path, value) + f + ": a preempted job always resumes; nothing to configure");
         }
         if (k == "max_retries") {
-          const auto v = value.value<std::int64_t>();
+          const auto v = toml_integer(value);
           if (!value.is_integer() || !v || *v < -1 || *v > 1000) {
             throw std::invalid_argument(at(path, value) + f + ": must be an integer in -1..1000 (-1: unlimited)");
           }
@@ -194,20 +195,20 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
       c.insecure = *node.value<bool>();
     } else if (k == "heartbeat_lives") {
-      const auto v = node.value<std::int64_t>();
+      const auto v = toml_integer(node);
       if (!node.is_integer() || !v || *v < 1 || *v > 100) throw std::invalid_argument(at(path, node) + field + ": must be an integer in 1..100");
       c.heartbeat_lives = static_cast<int>(*v);
     } else if (k == "round_records_kept") {
-      const auto v = node.value<std::int64_t>();
+      const auto v = toml_integer(node);
       if (!node.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, node) + field + ": must be an integer >= 0 (0: keep all)");
       c.round_records_kept = *v;
     } else if (k == "seed") {
       if (!node.is_integer()) throw std::invalid_argument(at(path, node) + field + ": must be an integer");
-      c.seed = *node.value<std::int64_t>();
+      c.seed = *toml_integer(node);
     } else if (k == "rendezvous_ports") {
       const auto* range = node.as_array();
-      const auto first = range && range->size() == 2 ? (*range)[0].value<std::int64_t>() : std::nullopt;
-      const auto last = range && range->size() == 2 ? (*range)[1].value<std::int64_t>() : std::nullopt;
+      const auto first = range && range->size() == 2 ? toml_integer((*range)[0]) : std::nullopt;
+      const auto last = range && range->size() == 2 ? toml_integer((*range)[1]) : std::nullopt;
       if (!first || !last || *first < 1024 || *last > 65535 || *first > *last) {
         throw std::invalid_argument(at(path, node) + field + ": must be [first, last], ports in 1024..65535, first <= last");
       }

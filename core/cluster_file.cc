@@ -6,6 +6,7 @@
 #include <toml++/toml.h>
 
 #include "core/closest_name.h"
+#include "core/toml_integer.h"
 
 namespace themis {
 namespace {
@@ -66,7 +67,7 @@ ClusterSpec parse_cluster_toml(std::string_view text, std::string_view source) {
     if (slot_array == nullptr || slot_array->empty())
       fail(source, m->source(), ctx + ".slots", "is required: a list of GPUs per slot, e.g. [2, 2]");
     for (const toml::node& s : *slot_array) {
-      auto v = s.value<int64_t>();
+      auto v = toml_integer(s);
       if (!v || *v <= 0 || *v > 64)
         fail(source, s.source(), ctx + ".slots", "each slot holds 1 to 64 GPUs");
       slots.push_back(static_cast<int>(*v));
@@ -93,7 +94,7 @@ ClusterSpec parse_cluster_toml(std::string_view text, std::string_view source) {
     int64_t count = 1;
     bool grouped = false;
     if (const toml::node* c = m->get("count")) {
-      auto v = c->value<int64_t>();
+      auto v = toml_integer(*c);
       if (!v || *v < 1 || *v > 100000) fail(source, c->source(), ctx + ".count", "must be an integer >= 1");
       count = *v;
       grouped = true;

@@ -11,6 +11,7 @@
 #include "web/listen_address.h"
 #include "nodelet/nodelet.h"
 #include "spec/app_spec.h"
+#include "core/toml_integer.h"
 
 namespace themis::nodelet {
 
@@ -77,7 +78,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           }
           std::vector<int> gpus;
           for (const auto& g : *slot.as_array()) {
-            const auto v = g.value<std::int64_t>();
+            const auto v = toml_integer(g);
             if (!g.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, g) + field + ": GPU index must be a non-negative integer");
             gpus.push_back(static_cast<int>(*v));
           }

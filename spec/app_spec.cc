@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "spec/toml_scheduler.h"
+#include "core/toml_integer.h"
 
 namespace themis::spec {
 
@@ -38,7 +39,7 @@ void check_keys(const std::string& source, const toml::table& table, const std::
 
 std::string scalar_text(const std::string& source, const toml::node& node, const std::string& field) {
   if (auto s = node.value<std::string>()) return *s;
-  if (node.is_integer()) return std::to_string(*node.value<std::int64_t>());
+  if (node.is_integer()) return std::to_string(*toml_integer(node));
   if (node.is_floating_point()) {
     std::ostringstream out;
     out << *node.value<double>();
@@ -51,13 +52,13 @@ std::string scalar_text(const std::string& source, const toml::node& node, const
 // A scalar (already checked by scalar_text) as JSON with its TOML type: 0.05 and 32 stay numbers.
 std::string json_literal(const toml::node& node) {
   if (auto s = node.value<std::string>()) return nlohmann::json(*s).dump();
-  if (node.is_integer()) return nlohmann::json(*node.value<std::int64_t>()).dump();
+  if (node.is_integer()) return nlohmann::json(*toml_integer(node)).dump();
   if (node.is_floating_point()) return nlohmann::json(*node.value<double>()).dump();
   return nlohmann::json(*node.value<bool>()).dump();
 }
 
 int positive_int(const std::string& source, const toml::node& node, const std::string& field) {
-  const auto v = node.value<std::int64_t>();
+  const auto v = toml_integer(node);
   if (!node.is_integer() || !v || *v <= 0 || *v > 1'000'000) bad(source, node, field, "must be a positive integer");
   return static_cast<int>(*v);
 }

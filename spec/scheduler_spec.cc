@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "spec/toml_scheduler.h"
+#include "core/toml_integer.h"
 
 namespace themis::spec {
 namespace {
@@ -27,7 +28,7 @@ std::string shown(const toml::node& node) {
   if (node.is_string()) {
     out << '"' << *node.value<std::string>() << '"';
   } else if (node.is_integer()) {
-    out << *node.value<std::int64_t>();
+    out << *toml_integer(node);
   } else if (node.is_floating_point()) {
     out << *node.value<double>();
   } else if (node.is_boolean()) {
@@ -119,7 +120,7 @@ SchedulerTable scheduler_table_of(const toml::table& root, const std::string& so
     if (!(spec.serial_iter_time > 0)) bad(source, *t, "serial_iter_time", "must be a positive number of seconds, got 0");
   }
   if (const auto* r = table->get("max_restarts")) {
-    const auto v = r->value<std::int64_t>();
+    const auto v = toml_integer(*r);
     if (!r->is_integer() || !v || *v < 0 || *v > 1000) {
       bad(source, *r, "max_restarts", "must be an integer 0..1000, got " + shown(*r));
     }
