@@ -30,20 +30,14 @@ namespace {
 // Bounds on what one host may declare. A Cap'n Proto list of empty structs costs one word per element on
 // the wire, so without them a single message could make the coordinator run millions of queries.
 constexpr std::size_t kMaxGpusPerHost = 1024;
-constexpr std::size_t kMaxWorkersPerHost = 4096;
-constexpr std::size_t kMaxLaunchersPerHost = 4096;
+constexpr std::size_t kMaxListedPerHost = 4096;  // running workers, and running launchers
 
-void check_running_list(const std::string& message, const std::string& host, std::size_t workers) {
-  if (workers > kMaxWorkersPerHost) {
-    throw std::runtime_error(message + ": running: host '" + host + "' lists " + std::to_string(workers) +
-                             " workers; at most " + std::to_string(kMaxWorkersPerHost) + " per host");
-  }
-}
-
-void check_launcher_list(const std::string& message, const std::string& host, std::size_t launchers) {
-  if (launchers > kMaxLaunchersPerHost) {
-    throw std::runtime_error(message + ": launchers: host '" + host + "' lists " + std::to_string(launchers) +
-                             " launchers; at most " + std::to_string(kMaxLaunchersPerHost) + " per host");
+// `field` of `message` lists `count` of `what` on `host`: at most kMaxListedPerHost.
+void check_host_list(const std::string& message, const char* field, const char* what, const std::string& host,
+                     std::size_t count) {
+  if (count > kMaxListedPerHost) {
+    throw std::runtime_error(message + ": " + field + ": host '" + host + "' lists " + std::to_string(count) + " " + what +
+                             "; at most " + std::to_string(kMaxListedPerHost) + " per host");
   }
 }
 
@@ -373,8 +367,8 @@ void Coordinator::on_register(const std::string& routing_id, const Caller& calle
   }
   const int gpu_count = static_cast<int>(gpus_declared);
   if (gpu_count == 0) throw std::runtime_error("register: host '" + host + "' declares no GPUs");
-  check_running_list("register", host, reg.getRunning().size());
-  check_launcher_list("register", host, reg.getLaunchers().size());
+  check_host_list("register", "running", "workers", host, reg.getRunning().size());
+  check_host_list("register", "launchers", "launchers", host, reg.getLaunchers().size());
   const double now = env_->now();
   std::int64_t first_gpu = 0;
   {
@@ -431,8 +425,8 @@ void Coordinator::on_heartbeat(const std::string& routing_id, const Caller& call
     return;
   }
   const auto heartbeat = in.envelope().getBody().getHeartbeat();
-  check_running_list("heartbeat", host, heartbeat.getRunning().size());
-  check_launcher_list("heartbeat", host, heartbeat.getLaunchers().size());
+  check_host_list("heartbeat", "running", "workers", host, heartbeat.getRunning().size());
+  check_host_list("heartbeat", "launchers", "launchers", host, heartbeat.getLaunchers().size());
   const double now = env_->now();
   auto& session = sessions_[host];
   session.last_heard = now;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -57,20 +58,39 @@ RoundInput scattered(Apps& apps) {
                     {&apps.gang, &apps.ones}};
 }
 
+std::optional<MachineHold> hold_for(const RoundInput& input, Apps& apps) {
+  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
+  return hold_machine_for_worst_gang(input, ranked);
+}
+
+// The policy's round on `input` (gang reservation on by default).
+RoundOutcome round_of(const RoundInput& input) {
+  ThemisPolicy policy;
+  Rng rng(1);
+  return policy.run_round(input, rng);
+}
+
+// Every GPU the round granted, each grant checked to go to app 2.
+std::set<GpuIndex> granted_to_app_2(const RoundOutcome& out) {
+  std::set<GpuIndex> granted;
+  for (const Grant& g : out.grants) {
+    EXPECT_EQ(g.app, 2);
+    granted.insert(g.gpus.begin(), g.gpus.end());
+  }
+  return granted;
+}
+
 TEST(MachineHold, TheMachineFirstToHoldTheWorstAppsGangWaitsAndTheRestIsAuctioned) {
   Apps apps(/*spread_averse=*/true);
   const RoundInput input = scattered(apps);
-  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
-  const auto hold = hold_machine_for_worst_gang(input, ranked);
+  const auto hold = hold_for(input, apps);
   ASSERT_TRUE(hold.has_value());
   EXPECT_EQ(hold->app, 1);
   EXPECT_EQ(hold->gang, 4);
   EXPECT_EQ(hold->machine, 0);
   EXPECT_EQ(hold->gpus, (std::vector<GpuIndex>{0, 1}));
 
-  ThemisPolicy policy;  // gang reservation on by default
-  Rng rng(1);
-  const RoundOutcome out = policy.run_round(input, rng);
+  const RoundOutcome out = round_of(input);
   ASSERT_TRUE(out.reservation.has_value());
   EXPECT_EQ(out.reservation->app, 1);
   EXPECT_EQ(out.reservation->reason,
@@ -80,11 +100,7 @@ TEST(MachineHold, TheMachineFirstToHoldTheWorstAppsGangWaitsAndTheRestIsAuctione
   for (const IdleGpu& i : out.idle)
     if (i.reason == out.reservation->reason) idle_held.insert(i.gpu);
   EXPECT_EQ(idle_held, (std::set<GpuIndex>{0, 1}));
-  std::set<GpuIndex> granted;
-  for (const Grant& g : out.grants) {
-    EXPECT_EQ(g.app, 2);  // the gang wins nothing spread
-    granted.insert(g.gpus.begin(), g.gpus.end());
-  }
+  const std::set<GpuIndex> granted = granted_to_app_2(out);  // the gang wins nothing spread
   EXPECT_FALSE(granted.empty());
   for (GpuIndex g : granted) EXPECT_TRUE(g == 4 || g == 5 || g == 6 || g == 8) << g;
   // Every free GPU is granted or idle, once.
@@ -95,11 +111,8 @@ TEST(MachineHold, TheMachineFirstToHoldTheWorstAppsGangWaitsAndTheRestIsAuctione
 TEST(MachineHold, NothingIsHeldForAGangThatRunsAsWellSpread) {
   Apps apps(/*spread_averse=*/false);
   const RoundInput input = scattered(apps);
-  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
-  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
-  ThemisPolicy policy;
-  Rng rng(1);
-  EXPECT_FALSE(policy.run_round(input, rng).reservation.has_value());
+  EXPECT_FALSE(hold_for(input, apps).has_value());
+  EXPECT_FALSE(round_of(input).reservation.has_value());
 }
 
 // Once a machine has the gang's four GPUs free, the offer holds a well-placed set: nothing is held.
@@ -108,8 +121,7 @@ TEST(MachineHold, NothingIsHeldOnceAMachineHoldsTheGang) {
   RoundInput input = scattered(apps);
   input.free_gpus = {0, 1, 2, 3, 4, 8};
   input.leases = {{5, 2, 3, 0, 500}, {6, 2, 3, 0, 500}, {7, 2, 3, 0, 500}};
-  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
-  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
+  EXPECT_FALSE(hold_for(input, apps).has_value());
 }
 
 // Three GPUs free, one on each machine: fewer than the gang's four, the count reservation's case. A gang too
@@ -126,26 +138,18 @@ RoundInput one_free_per_machine(Apps& apps) {
 TEST(MachineHold, AGangWiderThanTheOfferAndTooSlowSpreadHoldsOneMachineNotTheWholeOffer) {
   Apps apps(/*spread_averse=*/true);
   const RoundInput input = one_free_per_machine(apps);
-  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
-  const auto hold = hold_machine_for_worst_gang(input, ranked);
+  const auto hold = hold_for(input, apps);
   ASSERT_TRUE(hold.has_value());
   EXPECT_EQ(hold->machine, 0);
   EXPECT_EQ(hold->gang, 4);
   EXPECT_EQ(hold->gpus, (std::vector<GpuIndex>{0}));
 
-  ThemisPolicy policy;
-  Rng rng(1);
-  const RoundOutcome out = policy.run_round(input, rng);
+  const RoundOutcome out = round_of(input);
   ASSERT_TRUE(out.reservation.has_value());
   EXPECT_EQ(out.reservation->reason,
             "held for app 1, the worst ρ, whose gang needs 4 GPUs placed together: 1 free on machine m0 now, more as "
             "leases end");
-  std::set<GpuIndex> granted;
-  for (const Grant& g : out.grants) {
-    EXPECT_EQ(g.app, 2);
-    granted.insert(g.gpus.begin(), g.gpus.end());
-  }
-  EXPECT_EQ(granted, (std::set<GpuIndex>{4, 8}));
+  EXPECT_EQ(granted_to_app_2(out), (std::set<GpuIndex>{4, 8}));
   ASSERT_EQ(out.idle.size(), 1u);
   EXPECT_EQ(out.idle[0].gpu, 0);
 }
@@ -153,11 +157,8 @@ TEST(MachineHold, AGangWiderThanTheOfferAndTooSlowSpreadHoldsOneMachineNotTheWho
 TEST(MachineHold, AGangWiderThanTheOfferThatRunsAsWellSpreadKeepsTheCountReservationOfTheWholeOffer) {
   Apps apps(/*spread_averse=*/false);
   const RoundInput input = one_free_per_machine(apps);
-  const std::vector<AppModel*> ranked = {&apps.gang, &apps.ones};
-  EXPECT_FALSE(hold_machine_for_worst_gang(input, ranked).has_value());
-  ThemisPolicy policy;
-  Rng rng(1);
-  const RoundOutcome out = policy.run_round(input, rng);
+  EXPECT_FALSE(hold_for(input, apps).has_value());
+  const RoundOutcome out = round_of(input);
   ASSERT_TRUE(out.reservation.has_value());
   EXPECT_EQ(out.reservation->reason, "reserved for app 1, the worst ρ, whose next gang needs 4 GPUs: 3 free now, more as leases end");
   EXPECT_TRUE(out.grants.empty());
