@@ -10,7 +10,7 @@
 // best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
-//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]
+//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry] [--dump DIR]
 //   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
 //
@@ -19,6 +19,8 @@
 // with at least --min-bidders bidders (default 10), --instances of them (default 32) spread evenly over the run.
 // --slot-gpus: GPUs per slot of the 8-GPU machines (default 2; 4 and 8 are the simulator's msr clusters, where
 // the offered half of the slots is then whole 4-GPU slots or whole machines);
+// --apps: the generated bidders, elastic apps of one job (default; the instances above) or apps of rigid gangs
+// as themis-sim's and the launcher's apps are by default (make_gang_instance);
 // --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
 // else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
 // first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
@@ -48,8 +50,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bidder/slowdown.h"
+#include "bidder/app_model.h"
 #include "bidder/bid_generator.h"
+#include "bidder/slowdown.h"
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/packing_problem.h"
 #include "policy/arbiter/partial_allocation.h"
@@ -70,6 +73,10 @@ constexpr int kMachinesPerRack = 4;
 // GPUs per slot: 2 by default (4 slots per machine); --slot-gpus 4 or 8 models the simulator's msr clusters,
 // where a machine is two 4-GPU slots or one 8-GPU slot.
 int slot_gpus = 2;
+
+// --apps: which bidders the generated instances have: "elastic" (make_bidder_instance, the default) or "gangs"
+// (make_gang_instance).
+std::string app_family = "elastic";
 
 // --dump DIR: each instance's shape problem and every solver's PF solve, as JSON, for work on solvers outside
 // this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
@@ -128,6 +135,68 @@ Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
     settings.drop_non_improving = true;
     bids.push_back(bidder::generate_bid(cluster, offer, bidder::BidRequest{b, held_gpus, demand, rho_no_new},
                                         valuation, settings));
+  }
+  return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64)};
+}
+
+// --apps gangs: bidders are apps as themis-sim and the launcher model them by default (bidder::AppModel): each app
+// has J jobs, each a rigid gang of w GPUs (w in {1, 1, 2, 4, 4, 8}, J in {1, 2, 4, 8}, J·w at most 32 and half
+// the offer), every job its own serial work; half of the apps run some of their gangs on busy GPUs already, and
+// the new GPUs start the waiting gangs of their own (BidQuery::gang). Gangs wider than one GPU pay the bidder
+// library's slowdown priors by placement; one-GPU jobs never communicate and pay none. Every app is active, so
+// N_avg is the number of bidders.
+Instance make_gang_instance(int bidders, int gpus, std::uint64_t seed) {
+  const Cluster cluster = bench_cluster(2 * gpus);
+  Rng rng(seed);
+  std::vector<int> slots(static_cast<std::size_t>(cluster.size() / slot_gpus));
+  for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = static_cast<int>(s);
+  for (std::size_t s = slots.size(); s > 1; --s) std::swap(slots[s - 1], slots[rng.below(s)]);
+  std::vector<char> free(static_cast<std::size_t>(cluster.size()), 0);
+  for (int k = 0; k < gpus / slot_gpus; ++k)
+    for (int g = 0; g < slot_gpus; ++g) free[static_cast<std::size_t>(slot_gpus * slots[static_cast<std::size_t>(k)] + g)] = 1;
+  Offer offer{1, {}};
+  for (GpuIndex g = 0; g < cluster.size(); ++g)
+    if (free[static_cast<std::size_t>(g)]) offer.gpus.push_back(g);
+
+  const int widths[] = {1, 1, 2, 4, 4, 8};
+  const int job_counts[] = {1, 2, 4, 8};
+  const int most = std::max(1, std::min(32, gpus / 2));
+  std::vector<Bid> bids;
+  for (int b = 0; b < bidders; ++b) {
+    const int w = std::min(widths[rng.below(6)], most);
+    const int jobs = std::max(1, std::min(job_counts[rng.below(4)], most / w));
+    const int running = jobs > 1 && rng.uniform() < 0.5 ? 1 + static_cast<int>(rng.below(static_cast<std::uint64_t>(jobs - 1))) : 0;
+    bidder::AppState state;
+    state.elapsed = 5000 * rng.uniform();
+    bidder::PhaseWork phase;
+    phase.job_demand_max = w;
+    Seconds total = 0, longest = 0;
+    for (int j = 0; j < jobs; ++j) {
+      const Seconds work = w * (1000 + 20000 * rng.uniform());
+      phase.serial_work.push_back(work);
+      total += work;
+      longest = std::max(longest, work / w);
+    }
+    state.remaining.push_back(phase);
+    state.remaining_job_gpus.push_back(std::vector<int>(static_cast<std::size_t>(jobs), w));
+    state.life.push_back({total * (1 + rng.uniform()), static_cast<double>(jobs * w), longest});
+    state.gang = w;
+    state.smallest_bundle = w;
+    state.demand_now = jobs * w;
+    state.cluster_gpus = cluster.size();
+    state.n_avg = bidders;
+    state.lease = 600;
+    const bidder::AppModel model(state);
+    bidder::BidQuery query;
+    query.app = b;
+    query.held_gpus = running * w;
+    query.remaining_demand = (jobs - running) * w;
+    for (int l = 0; l < kLocalityLevels; ++l)
+      query.slowdown[static_cast<std::size_t>(l)] = w > 1 ? slowdown(static_cast<Locality>(l)) : 1.0;
+    const double ideal = query.slowdown[static_cast<std::size_t>(cluster.tightest_locality(w))];
+    query.rho_no_new = model.rho_without_new(query.held_gpus, ideal, ideal);
+    query.gang = w;
+    bids.push_back(model.bid(cluster, offer, query));
   }
   return {make_packing_problem(offer, bids, 64), make_shape_problem(cluster, offer, bids, 64)};
 }
@@ -309,7 +378,8 @@ void run_size(const Size& size, int instances, double budget, const std::vector<
   std::vector<Instance> problems;
   for (int i = 0; i < instances; ++i) {
     const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
-    problems.push_back(make_bidder_instance(size.bidders, size.gpus, seed));
+    problems.push_back(app_family == "gangs" ? make_gang_instance(size.bidders, size.gpus, seed)
+                                             : make_bidder_instance(size.bidders, size.gpus, seed));
   }
   run_instances(std::to_string(size.bidders) + " | " + std::to_string(size.gpus), size, problems, budget, solvers);
 }
@@ -450,6 +520,10 @@ int run(int argc, char** argv) {
       slot_gpus = std::stoi(value);
       if (slot_gpus != 2 && slot_gpus != 4 && slot_gpus != 8)
         throw std::invalid_argument("auction_bench: --slot-gpus must be 2, 4 or 8, got " + value);
+    } else if (flag == "--apps") {
+      if (value != "elastic" && value != "gangs")
+        throw std::invalid_argument("auction_bench: --apps must be elastic or gangs, got " + value);
+      app_family = value;
     } else if (flag == "--recorded") {
       recorded = split(value);
     } else if (flag == "--min-bidders") {
