@@ -56,6 +56,7 @@ void validate(const AppState& state) {
   detail::require_positive(kWhere, "n_avg", state.n_avg);
   detail::require_non_negative(kWhere, "lease", state.lease);
   detail::require_non_negative(kWhere, "start_overhead", state.start_overhead);
+  detail::require_non_negative(kWhere, "probe_time", state.probe_time);
 }
 
 }  // namespace
@@ -80,7 +81,8 @@ Seconds independent_time(std::span<const LifePhase> life, IndependentTime rule, 
 AppModel::AppModel(AppState state) : state_(std::move(state)) {
   validate(state_);
   t_id_ = bidder::independent_time(state_.life, state_.independent_time, state_.cluster_gpus, state_.n_avg,
-                                   state_.start_overhead);
+                                   state_.start_overhead) +
+          state_.probe_time;
   detail::require_positive(kWhere, "T_id (from life)", t_id_);
 }
 

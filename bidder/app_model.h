@@ -10,7 +10,7 @@
 //   usable(g) = g rounded down to whole gangs, at most max_gpus
 //
 // T_id (IndependentTime), over the phases of the app's whole life (work W_p, demand d_p, longest job ℓ_p),
-// plus L = start_overhead per phase:
+// plus L = start_overhead per phase (and, in AppModel, the probe's time once):
 //   kFairShare:             Σ_p max(W_p / min(R_C / N_avg, d_p), ℓ_p) + L·|life|   (the paper's §3.2 definition)
 //   kClusterTimesContention: Σ_p W_p / min(R_C, max_p d_p) · N_avg + L·|life|       (Eq. 1 / Eq. 2's T_cluster · N_avg)
 //
@@ -76,6 +76,10 @@ struct AppState {
   // the launcher measures it; >= 0. An app alone pays it once per phase too, so each phase of `life` adds it
   // to T_id, and each phase of `remaining` after the current one to T_sh. themis-sim's apps start at once: 0.
   Seconds start_overhead = 0;
+  // Seconds the app's first-iteration probe held its other jobs back (docs/reliability.md, "Probe": the launch of
+  // the probe's attempt to its first reported iteration), as the launcher measures it; >= 0. An app alone on the
+  // cluster is probed too, so T_id counts it once; elapsed already holds it. themis-sim's apps are not probed: 0.
+  Seconds probe_time = 0;
 };
 
 // T_id of `life` under `rule`, plus `start_overhead` per phase (exposed for a finished app's achieved ρ with its

@@ -203,10 +203,16 @@ void Agent::on_worker_start(int job, int attempt, std::int64_t resumed_from, Sec
   j.first_timed_iteration = std::max<std::int64_t>(0, resumed_from) + config_.warmup_iterations + 1;
 }
 
+void Agent::end_probe_time(int job, int attempt, Seconds now) {
+  if (probe_time_ || probe_attempt_ != std::make_pair(job, attempt)) return;
+  if (std::isfinite(now) && std::isfinite(probe_launched_at_) && now >= probe_launched_at_) probe_time_ = now - probe_launched_at_;
+}
+
 void Agent::on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
-                         std::optional<double> loss) {
+                         std::optional<double> loss, Seconds now) {
   auto& j = job_ref(job);
   if (attempt != j.attempt || rank != 0) return;
+  end_probe_time(job, attempt, now);
   if (j.state == JobState::kStarting) j.state = JobState::kRunning;
   // An iteration's work is set by its gang's size (each rank takes its own batch), so only runs on a whole
   // gang are timed: a probe's run on one GPU does a fraction of the work per iteration (TimingModel).
@@ -223,6 +229,7 @@ void Agent::on_iteration(int job, int attempt, int rank, std::int64_t iteration,
 void Agent::on_exit(int job, int attempt, ExitKind kind, std::int64_t iteration, Seconds now) {
   auto& j = job_ref(job);
   if (attempt != j.attempt || !uses_gpus(j.state)) return;
+  if (kind == ExitKind::kCompleted) end_probe_time(job, attempt, now);  // done before it reported an iteration
   j.gpus.clear();
   switch (kind) {
     case ExitKind::kCompleted:
@@ -315,6 +322,8 @@ std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
     job.first_timed_iteration = std::numeric_limits<std::int64_t>::max();
     job.launched_at = now;
     probe_launched_ = true;
+    probe_attempt_ = {waiting.front(), job.attempt};
+    probe_launched_at_ = now;
     launches.push_back({waiting.front(), job.attempt, job.gpus,
                         static_cast<std::int64_t>(std::llround(scheduler_.target(waiting.front())))});
     return launches;
@@ -342,7 +351,8 @@ AppContext Agent::context(Seconds now) const {
           .n_avg = contention_.average(std::max(now, last_contention_time_)),
           .cluster_gpus = cluster_.size(),
           .gpus_per_job = config_.gpus_per_job,
-          .max_concurrent_jobs = config_.max_concurrent_jobs};
+          .max_concurrent_jobs = config_.max_concurrent_jobs,
+          .probe_time = probe_time_.value_or(0)};
 }
 
 int Agent::extra_demand() const { return demand_beyond(static_cast<int>(held_.size())); }

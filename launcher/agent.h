@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bidder/app_model.h"
@@ -118,9 +119,10 @@ class Agent {
   // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
   // `now` on the clock take_launches was given: launch to start is timed (TimingModel::observe_start).
   void on_worker_start(int job, int attempt, std::int64_t resumed_from, Seconds now = std::numeric_limits<double>::quiet_NaN());
-  // One completed iteration reported by `rank` (only rank 0's count).
+  // One completed iteration reported by `rank` (only rank 0's count), received at `now` (the clock of
+  // take_launches): the probe's first one ends its time (AppContext::probe_time).
   void on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
-                    std::optional<double> loss);
+                    std::optional<double> loss, Seconds now = std::numeric_limits<double>::quiet_NaN());
   // The job's attempt ended (all ranks gone, or rank 0's exit event).
   void on_exit(int job, int attempt, ExitKind kind, std::int64_t iteration, Seconds now);
 
@@ -216,6 +218,11 @@ class Agent {
   std::map<GpuIndex, Seconds> expiry_;  // of the held leases whose expiry is known
   bool probe_ = false;           // the holding is the probe
   bool probe_launched_ = false;  // its one attempt was asked for
+  // The probe's attempt (job, attempt) and its launch; probe_time_ is set by its first iteration (or its end).
+  std::pair<int, int> probe_attempt_{-1, 0};
+  Seconds probe_launched_at_ = std::numeric_limits<double>::quiet_NaN();
+  std::optional<Seconds> probe_time_;
+  void end_probe_time(int job, int attempt, Seconds now);
   std::vector<StopCommand> stops_;
   std::optional<Seconds> finished_at_;
 };

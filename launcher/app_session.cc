@@ -154,7 +154,7 @@ void AppSession::on_report_line(std::string_view line, Seconds now) {
     const auto& r = *report.iteration;
     std::optional<double> loss;
     if (std::isfinite(r.loss)) loss = r.loss;
-    agent_.on_iteration(name->job, name->attempt, report.rank, r.iteration, r.seconds, loss);
+    agent_.on_iteration(name->job, name->attempt, report.rank, r.iteration, r.seconds, loss, now);
     if (it != attempts_.end() && report.rank == 0) it->second.last_iteration = r.iteration;
   } else if (report.event) {
     const auto& e = *report.event;

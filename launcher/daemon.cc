@@ -327,7 +327,10 @@ void LauncherDaemon::send_status(double now, bool force) {
   const std::string state = session_->saved_state();
   std::string released;
   for (GpuIndex g : status.release) released += (released.empty() ? "" : ", ") + std::to_string(g);
-  const std::string key = status.summary + "/" + std::to_string(status.demand) + "/" + state + "/" + released;
+  // Whether it has progress at all is part of the key: the first iteration goes out at once, since the
+  // coordinator passes the app's probe on it (docs/reliability.md, "Probe") and the app's other jobs wait for that.
+  const std::string key = status.summary + "/" + std::to_string(status.demand) + "/" + state + "/" + released + "/" +
+                          (status.progress > 0 ? "progress" : "none");
   if (!force && !due && key == last_status_text_) return;
   last_status_ = now;
   last_status_text_ = key;

@@ -47,6 +47,7 @@ bidder::AppState app_state(const HyperparameterScheduler& scheduler, const Timin
   state.elapsed = context.elapsed;
   state.independent_time = context.independent_time;
   state.start_overhead = timing.start_overhead();
+  state.probe_time = context.probe_time;
   state.gang = gang;
   state.max_gpus = demand;
   state.demand_now = demand;

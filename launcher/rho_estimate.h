@@ -27,6 +27,7 @@ struct AppContext {
   int cluster_gpus = 1;        // R_C
   int gpus_per_job = 1;        // the gang size = job_demand_max
   int max_concurrent_jobs = 0; // 0: no cap
+  Seconds probe_time = 0;      // bidder::AppState::probe_time: the app's probe, launch to first iteration
 };
 
 // GPUs the app can use out of `gpus`: whole gangs, at most max_concurrent_jobs of them.

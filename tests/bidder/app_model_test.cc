@@ -253,6 +253,11 @@ TEST(AppModel, BadStateIsRejectedNamingTheField) {
   expect_error(state, "start_overhead");
   state.start_overhead = std::numeric_limits<double>::infinity();
   expect_error(state, "start_overhead");
+  state = equation_one_job();
+  state.probe_time = -0.5;
+  expect_error(state, "probe_time");
+  state.probe_time = std::numeric_limits<double>::quiet_NaN();
+  expect_error(state, "probe_time");
 }
 
 }  // namespace

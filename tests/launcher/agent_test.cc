@@ -316,6 +316,41 @@ TEST(Agent, AnAppAloneFinishesAtRhoOneWhateverItsWorkerTakesToStart) {
   }
 }
 
+// An app alone is probed too (docs/reliability.md, "Probe"): its first job runs alone on one GPU, and the
+// others launch once that job has reported an iteration. T_id counts the probe's launch to its first iteration
+// once, so an app whose other jobs start the moment the probe passes finishes at ρ 1, however long its
+// workers take to start.
+TEST(Agent, AProbedAppAloneFinishesAtRhoOneWhenItsOtherJobsStartAsTheProbePasses) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig two_jobs{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 2, {100}}, .gpus_per_job = 1,
+                             .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  for (const Seconds start : {0.0, 3.0}) {
+    Agent agent(cluster, two_jobs, 0, 1);
+    agent.set_held_gpus({0}, true);
+    ASSERT_EQ(agent.take_launches(0).size(), 1U);
+    agent.on_worker_start(0, 1, -1, start);
+    Seconds now = start + 0.5;
+    agent.on_iteration(0, 1, 0, 1, 0.5, 1.0, now);  // the probe passes
+    agent.set_held_gpus({0, 1});
+    const auto others = agent.take_launches(now);
+    ASSERT_EQ(others.size(), 1U);
+    EXPECT_EQ(others[0].job, 1);
+    agent.on_worker_start(1, 1, -1, now + start);
+    for (int it = 2; it <= 100; ++it) agent.on_iteration(0, 1, 0, it, 0.5, 1.0, start + 0.5 * it);
+    agent.on_exit(0, 1, ExitKind::kCompleted, 100, start + 50);
+    Seconds end = now + start;
+    for (int it = 1; it <= 100; ++it) {
+      end += 0.5;
+      agent.on_iteration(1, 1, 0, it, 0.5, 1.0, end);
+    }
+    agent.on_exit(1, 1, ExitKind::kCompleted, 100, end);
+    ASSERT_TRUE(agent.finished());
+    // JCT = probe (start + 0.5) + start + 50; T_id = longest job 50 + one start + the probe.
+    EXPECT_NEAR(agent.context(end).probe_time, start + 0.5, 1e-9) << "start " << start;
+    EXPECT_NEAR(agent.current_rho(end), 1.0, 1e-9) << "start " << start;
+  }
+}
+
 // When its leases end, the app's GPUs are offered with the rest; a machine as good as the one its job runs on
 // must not look better only for coming first: the row naming its own machine comes first among equal rows, and
 // the arbiter keeps a row's named GPUs, so the job is renewed where it runs instead of moving (seen on the local
