@@ -208,6 +208,12 @@ void Agent::end_probe_time(int job, int attempt, Seconds now) {
   if (std::isfinite(now) && std::isfinite(probe_launched_at_) && now >= probe_launched_at_) probe_time_ = now - probe_launched_at_;
 }
 
+void Agent::restore_probe_time(Seconds seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds))
+    throw std::invalid_argument("agent: probe time must be >= 0 and finite, got " + std::to_string(seconds));
+  probe_time_ = seconds;
+}
+
 void Agent::on_iteration(int job, int attempt, int rank, std::int64_t iteration, Seconds seconds,
                          std::optional<double> loss, Seconds now) {
   auto& j = job_ref(job);

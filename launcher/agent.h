@@ -132,6 +132,10 @@ class Agent {
   // A restarted launcher takes over its predecessor's scheduler progress and failure counts (before any
   // launch). Jobs whose phase target was reached become idle.
   void restore_progress(const SchedulerProgress& progress, const std::vector<int>& failures);
+  // The probe's time (AppContext::probe_time) once it is known; a restarted launcher takes its predecessor's
+  // (its probe is over, and T_id counts it all the same). Throws std::invalid_argument unless >= 0 and finite.
+  std::optional<Seconds> probe_time() const { return probe_time_; }
+  void restore_probe_time(Seconds seconds);
 
   // The coordinator refused to launch (job, attempt) (e.g. a GPU not leased any more, a stale grant): it
   // waits again, and is not retried before the next set_held_gpus().

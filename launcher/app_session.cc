@@ -265,7 +265,9 @@ std::string AppSession::saved_state() const {
     }
     jobs.push_back(std::move(job));
   }
-  return nlohmann::json({{"phase", progress.phase}, {"jobs", jobs}}).dump();
+  nlohmann::json state = {{"phase", progress.phase}, {"jobs", jobs}};
+  if (const auto probe = agent_.probe_time()) state["probe_time"] = *probe;
+  return state.dump();
 }
 
 void AppSession::restore_state(const std::string& state) {
@@ -295,7 +297,14 @@ void AppSession::restore_state(const std::string& state) {
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("saved launcher state: ") + e.what());
   }
+  std::optional<Seconds> probe_time;
+  if (const auto probe = doc.find("probe_time"); probe != doc.end()) {
+    probe_time = probe->is_number() ? probe->get<double>() : -1.0;
+    if (!(*probe_time >= 0) || !std::isfinite(*probe_time))
+      throw std::invalid_argument("saved launcher state: probe_time must be a number >= 0, got " + probe->dump());
+  }
   agent_.restore_progress(progress, failures);
+  if (probe_time) agent_.restore_probe_time(*probe_time);
   notes_.push_back("resumed the scheduler of an earlier launcher: phase " + std::to_string(progress.phase + 1) + ", " +
                    status(0).summary);
 }

@@ -67,7 +67,8 @@ class AppSession {
   void restore_attempt(int job, int attempt) { agent_.restore_attempt(job, attempt); }
   // What a restarted launcher of the app resumes from (AppStatus.state, a JSON object): the scheduler's
   // phase, each job's status, and for jobs that reached their phase target their iterations and loss,
-  // failure counts. It changes only when a job's attempt ends, not with every iteration.
+  // failure counts, and the probe's time once known (Agent::probe_time). It changes when a job's attempt ends and
+  // when the probe's first iteration arrives, not with every iteration.
   std::string saved_state() const;
   // Throws std::invalid_argument when `state` is not a saved state of this app.
   void restore_state(const std::string& state);

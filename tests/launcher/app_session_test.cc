@@ -251,6 +251,37 @@ TEST(AppSession, ARestartedSessionResumesTheSchedulerFromTheSavedState) {
   EXPECT_THROW(second.restore_state("not json"), std::invalid_argument);
 }
 
+// The probe's time (its attempt's launch to its first iteration) counts in T_id once; a launcher restarted after
+// the probe cannot measure it again, so it is part of the saved state.
+TEST(AppSession, ARestartedSessionKeepsTheProbesTime) {
+  const auto cluster = testing::two_rack_cluster();
+  const AgentConfig config{.app = 42, .scheduler = {SchedulerKind::kAllJobs, 2, {100}}, .gpus_per_job = 1,
+                           .lease_seconds = 30, .default_serial_iter_time = 0.5};
+  AppSession first(cluster, config, {{}, {}}, {}, 0, 1);
+  first.on_leases({9}, 10, true);
+  ASSERT_EQ(first.take_launches(10).size(), 1U);
+  const std::string before = first.saved_state();
+  first.on_report_line(event_line("42_0@1", 0, 0, "start", {{"resumed_from", "-1"}}), 10.4);
+  first.on_report_line(iteration_line("42_0@1", 0, 1, 0.1, 0.9), 10.75);
+  ASSERT_EQ(first.agent().probe_time(), 0.75);
+  const std::string saved = first.saved_state();
+  EXPECT_NE(saved, before);
+  first.on_report_line(iteration_line("42_0@1", 0, 2, 0.1, 0.8), 11);
+  EXPECT_EQ(first.saved_state(), saved) << "only the probe's first iteration ends its time";
+
+  AppSession second(cluster, config, {{}, {}}, {}, 0, 1);
+  second.restore_attempt(0, 1);
+  second.restore_state(saved);
+  EXPECT_EQ(second.agent().probe_time(), 0.75);
+  EXPECT_DOUBLE_EQ(second.agent().context(20).probe_time, 0.75);
+  AppSession third(cluster, config, {{}, {}}, {}, 0, 1);
+  auto with_probe = nlohmann::json::parse(saved);
+  with_probe["probe_time"] = "soon";
+  EXPECT_THROW(third.restore_state(with_probe.dump()), std::invalid_argument);
+  with_probe["probe_time"] = -1;
+  EXPECT_THROW(third.restore_state(with_probe.dump()), std::invalid_argument);
+}
+
 // Real sockets: the worker's own ZeroMQ reporter pushes to the launcher's PULL socket.
 TEST(AppSession, WorkerReporterReachesTheReceiver) {
   zmq::context_t context(1);
