@@ -99,10 +99,9 @@ struct Instance {
 };
 
 // Bids from the bidder library over a fragmented offer: `gpus` GPUs of a cluster twice that size.
-Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
-  const Cluster cluster = bench_cluster(2 * gpus);
-  Rng rng(seed);
-  // Free slots (slot_gpus GPUs each): a random half of them.
+// The offer of a busy, fragmented cluster: `gpus` GPUs in whole slots, a random half of the cluster's slots; the
+// GPUs of the other half go to `busy`.
+Offer fragmented_offer(const Cluster& cluster, int gpus, Rng& rng, std::vector<GpuIndex>& busy) {
   std::vector<int> slots(static_cast<std::size_t>(cluster.size() / slot_gpus));
   for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = static_cast<int>(s);
   for (std::size_t s = slots.size(); s > 1; --s) std::swap(slots[s - 1], slots[rng.below(s)]);
@@ -110,8 +109,15 @@ Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
   for (int k = 0; k < gpus / slot_gpus; ++k)
     for (int g = 0; g < slot_gpus; ++g) free[static_cast<std::size_t>(slot_gpus * slots[static_cast<std::size_t>(k)] + g)] = 1;
   Offer offer{1, {}};
-  std::vector<GpuIndex> busy;
   for (GpuIndex g = 0; g < cluster.size(); ++g) (free[static_cast<std::size_t>(g)] ? offer.gpus : busy).push_back(g);
+  return offer;
+}
+
+Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
+  const Cluster cluster = bench_cluster(2 * gpus);
+  Rng rng(seed);
+  std::vector<GpuIndex> busy;
+  const Offer offer = fragmented_offer(cluster, gpus, rng, busy);
 
   const int demands[] = {1, 2, 2, 4, 4, 8, 8, 16, 32};
   std::vector<Bid> bids;
@@ -148,15 +154,8 @@ Instance make_bidder_instance(int bidders, int gpus, std::uint64_t seed) {
 Instance make_gang_instance(int bidders, int gpus, std::uint64_t seed) {
   const Cluster cluster = bench_cluster(2 * gpus);
   Rng rng(seed);
-  std::vector<int> slots(static_cast<std::size_t>(cluster.size() / slot_gpus));
-  for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = static_cast<int>(s);
-  for (std::size_t s = slots.size(); s > 1; --s) std::swap(slots[s - 1], slots[rng.below(s)]);
-  std::vector<char> free(static_cast<std::size_t>(cluster.size()), 0);
-  for (int k = 0; k < gpus / slot_gpus; ++k)
-    for (int g = 0; g < slot_gpus; ++g) free[static_cast<std::size_t>(slot_gpus * slots[static_cast<std::size_t>(k)] + g)] = 1;
-  Offer offer{1, {}};
-  for (GpuIndex g = 0; g < cluster.size(); ++g)
-    if (free[static_cast<std::size_t>(g)]) offer.gpus.push_back(g);
+  std::vector<GpuIndex> busy;
+  const Offer offer = fragmented_offer(cluster, gpus, rng, busy);
 
   const int widths[] = {1, 1, 2, 4, 4, 8};
   const int job_counts[] = {1, 2, 4, 8};
