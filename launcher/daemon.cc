@@ -235,8 +235,9 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
         if (lease.getId() > 0) lease_ids_[lease.getGpu()] = lease.getId();
       }
       const bool probe = grant.getProbe();
-      spdlog::info("round {}: holding {} GPUs{}", grant.getRound(), held.size(),
-                   probe ? " for the app's probe (one job on one GPU)" : "");
+      // Round 0: leases sent outside a round (attach, a give-back, a lost lease, the probe's end).
+      const std::string when = grant.getRound() > 0 ? "round " + std::to_string(grant.getRound()) : "leases changed";
+      spdlog::info("{}: holding {} GPUs{}", when, held.size(), probe ? " for the app's probe (one job on one GPU)" : "");
       session_->on_held_leases(held, now, probe);
       break;
     }

@@ -188,7 +188,8 @@ struct LeaseMsg {
 
 struct GrantMsg {
   app @0 :Int64;
-  round @1 :Int64;
+  round @1 :Int64;                   # the round that decided it; 0: sent outside a round (on attach, after a
+                                     # give-back, a lost lease or the probe's end)
   leases @2 :List(LeaseMsg);
   probe @3 :Bool;                    # the app's first-iteration probe (docs/reliability.md "Probe"): its one
                                      # lease runs one job on one GPU, whatever the app's gpus_per_job
