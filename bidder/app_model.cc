@@ -128,13 +128,21 @@ int AppModel::fair_share_gpus() const {
 
 int AppModel::smallest_bundle() const { return state_.smallest_bundle > 0 ? state_.smallest_bundle : state_.gang; }
 
+int AppModel::idle_share(IdleRho rule) const {
+  switch (rule) {
+    case IdleRho::kWholeDemand: return std::max(smallest_bundle(), usable_gpus(state_.demand_now));
+    case IdleRho::kFairShare: return fair_share_gpus();
+    case IdleRho::kOneGpu: return smallest_bundle();
+  }
+  return smallest_bundle();
+}
+
 double AppModel::idle_rho(IdleRho rule, double ideal_slowdown) const {
-  const int gpus = rule == IdleRho::kFairShare ? fair_share_gpus() : smallest_bundle();
-  return rho(gpus, ideal_slowdown, state_.lease);
+  return rho(idle_share(rule), ideal_slowdown, state_.lease);
 }
 
 double AppModel::ranking_rho(int held, double held_slowdown, double ideal_slowdown, IdleRho rule) const {
-  const int share = rule == IdleRho::kFairShare ? fair_share_gpus() : smallest_bundle();
+  const int share = idle_share(rule);
   const double waiting = rho(std::max(held, share), ideal_slowdown, state_.lease);
   if (usable_gpus(held) == 0) return waiting;
   const double now = rho(held, held_slowdown);

@@ -14,9 +14,9 @@
 //   kFairShare:             Σ_p max(W_p / min(R_C / N_avg, d_p), ℓ_p) + L·|life|   (the paper's §3.2 definition)
 //   kClusterTimesContention: Σ_p W_p / min(R_C, max_p d_p) · N_avg + L·|life|       (Eq. 1 / Eq. 2's T_cluster · N_avg)
 //
-// Holding nothing (IdleRho), the app ranks by ρ after one more lease on its fair share
-// max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))) (kFairShare) or on one gang (kOneGpu); its bids'
-// "no new GPUs" value is ρ after one more lease on one gang, so every bundle it can use is a gain.
+// Holding nothing (IdleRho), the app ranks by ρ after one more lease on all it can use, max(gang, usable(demand_now))
+// (kWholeDemand), on its fair share max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))) (kFairShare) or on one gang
+// (kOneGpu); its bids' "no new GPUs" value is ρ after one more lease on one gang, so every bundle it can use is a gain.
 // Pure: no clock, files or sockets. See docs/bidder.md "App model".
 #include <array>
 #include <functional>
@@ -37,6 +37,11 @@ enum class IndependentTime { kFairShare, kClusterTimesContention };
 
 // What an app holding no GPUs reports as its current ρ (Eq. 1 gives ∞; papers.md §1.13.4).
 enum class IdleRho {
+  // After one more lease on all it can use (at least one gang): the best ρ it can still reach after a wait. An
+  // app wider than its fair share makes up a wait by running on more than that share later, a narrower one
+  // cannot, so the wait weighs on the narrow one's key in full and on the wide one's less (docs/bidder.md, "App
+  // model").
+  kWholeDemand,
   kFairShare,  // after one more lease on its fair share ⌊R_C / N_avg⌋, at least one gang, at most its demand
   kOneGpu,     // after one more lease on its smallest bundle: one GPU, or one gang if its jobs need gangs
 };
@@ -128,12 +133,14 @@ class AppModel {
   double rho(int gpus, double slowdown, Seconds wait = 0) const;
   // Its fair share when it holds nothing: max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))).
   int fair_share_gpus() const;
+  // The GPUs `rule` prices an app holding nothing on: all it can use, its fair share, or its smallest bundle.
+  int idle_share(IdleRho rule) const;
   // AppState::smallest_bundle, or one gang when it is 0.
   int smallest_bundle() const;
   // Current ρ while holding nothing (see IdleRho), at `ideal_slowdown` (S of its best placement).
   double idle_rho(IdleRho rule, double ideal_slowdown) const;
   // The filter's ranking key holding `held` GPUs at `held_slowdown`: its current ρ, but for an app short of
-  // its share (the rule's: fair_share_gpus() or smallest_bundle()) never more than idle_rho would be with
+  // its share (the rule's: idle_share(rule)) never more than idle_rho would be with
   // max(held, share) GPUs, since such an app is as far behind an exclusive share as one holding nothing.
   // Without the cap an app that wins one GPU of a ten-job demand ranks several times worse than before it
   // won, and takes every small offer one GPU at a time (docs/bidder.md, "App model").

@@ -436,10 +436,10 @@ double Agent::current_rho(Seconds now) const {
   const auto slowdown = timing_.slowdown();
   const int held = static_cast<int>(held_.size());
   // The filter's key, the same model as themis-sim's (bidder::AppModel::ranking_rho): ρ on what it holds,
-  // and while it holds less than its fair share no worse than ρ after one more lease on that share.
+  // and while it holds less than all it can use no worse than ρ after one more lease on all of it.
   const double held_slowdown = held > 0 ? running_slowdown(slowdown, held_) : 1.0;
   return app.ranking_rho(held, held_slowdown, slowdown.slowdown(cluster_.tightest_locality(app.smallest_bundle())),
-                         bidder::IdleRho::kFairShare);
+                         bidder::IdleRho::kWholeDemand);
 }
 
 Bid Agent::bid(const Offer& offer, Seconds now) const {

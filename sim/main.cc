@@ -45,7 +45,7 @@ struct Common {
   double filter_f = 0.8;
   std::string rounding = "time-share";
   std::string filter = "offer-bounded";
-  std::string idle_rho = "fair-share";
+  std::string idle_rho = "whole-demand";
   long long small_search_nodes = 20000;
   long long solver_max_nodes = 200000;
   std::string shapes = "on";
@@ -81,8 +81,9 @@ void add_common(CLI::App* cmd, Common& c) {
                   "adaptive (f chosen each round: the upper half of the rho range, then as many as can use the offer)")
       ->check(CLI::IsMember({"offer-bounded", "fixed", "adaptive"}));
   cmd->add_option("--idle-rho", c.idle_rho,
-                  "current rho of an app holding no GPUs: fair-share or one-gpu (after one more lease)")
-      ->check(CLI::IsMember({"fair-share", "one-gpu"}));
+                  "current rho of an app holding no GPUs, after one more lease on: whole-demand (all it can use), "
+                  "fair-share or one-gpu")
+      ->check(CLI::IsMember({"whole-demand", "fair-share", "one-gpu"}));
   cmd->add_option("--small-search-nodes", c.small_search_nodes,
                   "Themis: each winner-determination solve first tries depth-first search up to this many nodes, "
                   "then the solver (0: the solver alone)")

@@ -23,9 +23,17 @@ void insert_sorted(std::vector<GpuIndex>& into, std::span<const GpuIndex> gpus) 
 
 }  // namespace
 
-std::string_view to_string(IdleRho rule) { return rule == IdleRho::kFairShare ? "fair-share" : "one-gpu"; }
+std::string_view to_string(IdleRho rule) {
+  switch (rule) {
+    case IdleRho::kWholeDemand: return "whole-demand";
+    case IdleRho::kFairShare: return "fair-share";
+    case IdleRho::kOneGpu: return "one-gpu";
+  }
+  return "one-gpu";
+}
 
 std::optional<IdleRho> parse_idle_rho(std::string_view text) {
+  if (text == "whole-demand") return IdleRho::kWholeDemand;
   if (text == "fair-share") return IdleRho::kFairShare;
   if (text == "one-gpu") return IdleRho::kOneGpu;
   return std::nullopt;

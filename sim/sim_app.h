@@ -21,13 +21,14 @@
 namespace themis::sim {
 
 // What an app holding no GPUs reports as its current ρ, the Themis filter's ranking key: the bidder's
-// app model's rule (bidder::IdleRho): kFairShare, ρ after one more lease on its fair share ⌊R_C / N_avg⌋
+// app model's rule (bidder::IdleRho): kWholeDemand (the default), ρ after one more lease on all its jobs can use
+// now; kFairShare, ρ after one more lease on its fair share ⌊R_C / N_avg⌋
 // GPUs (at least 1, at most what its jobs can use now); kOneGpu, ρ after one more lease on one GPU, which
 // for an app of many jobs is many times its real prospect (an 18-job app holding nothing ranked at
 // ρ ≈ 7 beside a starved one-job app at 2.5), so wide apps outrank narrow ones.
 using IdleRho = bidder::IdleRho;
 std::string_view to_string(IdleRho rule);
-std::optional<IdleRho> parse_idle_rho(std::string_view text);  // "fair-share" | "one-gpu"
+std::optional<IdleRho> parse_idle_rho(std::string_view text);  // "whole-demand" | "fair-share" | "one-gpu"
 
 struct AppSettings {
   Seconds lease = 600;  // the lease length: horizon of SLAQ's loss decrease, wait of "no new GPUs"
@@ -44,7 +45,7 @@ struct AppSettings {
   // A job whose GPU set changes (started, moved, grown or shrunk) makes no progress for this long:
   // checkpoint, container start, restore (Themis §6.3: ~35 s container start, 5–10 s checkpoint).
   Seconds restart_cost = 0;
-  IdleRho idle_rho = IdleRho::kFairShare;  // current ρ while holding no GPUs
+  IdleRho idle_rho = IdleRho::kWholeDemand;  // current ρ while holding no GPUs
 };
 
 class SimApp final : public arbiter::AppModel {

@@ -28,7 +28,7 @@ struct SimSettings {
   AppId liar = -1;            // AppSettings::liar / lie (Themis Fig 18)
   double lie = 0;
   Seconds restart_cost = 0;   // AppSettings::restart_cost
-  IdleRho idle_rho = IdleRho::kFairShare;  // AppSettings::idle_rho
+  IdleRho idle_rho = IdleRho::kWholeDemand;  // AppSettings::idle_rho
 };
 
 struct AppResult {

@@ -78,6 +78,29 @@ TEST(AppModel, IdleRhoIsRhoAfterALeaseOnTheFairShareOrOnOneGpu) {
   EXPECT_DOUBLE_EQ(crowded.idle_rho(IdleRho::kFairShare, 1.0), crowded.idle_rho(IdleRho::kOneGpu, 1.0));
 }
 
+// The default rule prices an app holding nothing on all its jobs can use: on a crowded cluster (a fair share of
+// one GPU) the six-job app ranks as what it can still reach after a lease, 60 + 50 over 300, not as if it could
+// never run more than one job at a time (60 + 300 over 300); a one-job app of one GPU ranks the same either way.
+TEST(AppModel, TheWholeDemandRuleRanksAnIdleAppOnAllItCanUse) {
+  const AppModel crowded(six_jobs(10));
+  EXPECT_EQ(crowded.idle_share(IdleRho::kWholeDemand), 6);
+  EXPECT_EQ(crowded.idle_share(IdleRho::kFairShare), 1);
+  EXPECT_EQ(crowded.idle_share(IdleRho::kOneGpu), 1);
+  EXPECT_NEAR(crowded.idle_rho(IdleRho::kWholeDemand, 1.0), 110.0 / 300.0, 1e-12);
+  EXPECT_NEAR(crowded.ranking_rho(0, 1.0, 1.0, IdleRho::kWholeDemand), 110.0 / 300.0, 1e-12);
+  // Holding three of its six, it runs them in two rounds of 50 s with no wait: 100 over 300, below the cap.
+  EXPECT_NEAR(crowded.ranking_rho(3, 1.0, 1.0, IdleRho::kWholeDemand), 100.0 / 300.0, 1e-12);
+  // Holding one, its ρ on one GPU (300 over 300) is capped at ρ after a lease on all six.
+  EXPECT_NEAR(crowded.ranking_rho(1, 1.0, 1.0, IdleRho::kWholeDemand), 110.0 / 300.0, 1e-12);
+  auto one = six_jobs(10);
+  one.remaining = {{{50.0}, 1}};
+  one.life = {{.work = 50, .demand = 1, .longest = 50}};
+  one.demand_now = 1;
+  const AppModel single(one);
+  EXPECT_DOUBLE_EQ(single.idle_rho(IdleRho::kWholeDemand, 1.0), single.idle_rho(IdleRho::kFairShare, 1.0));
+  EXPECT_EQ(AppModel(six_jobs(1)).idle_share(IdleRho::kWholeDemand), 6) << "alone, its share is its demand too";
+}
+
 TEST(AppModel, AnAppShortOfItsFairShareRanksNoWorseThanOneHoldingNothing) {
   const AppModel alone(six_jobs(1));  // fair share 6 GPUs, T_id 50 s, lease 60 s; idle ρ (60 + 50) / 50
   const double idle = alone.idle_rho(IdleRho::kFairShare, 1.0);

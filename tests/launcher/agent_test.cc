@@ -13,17 +13,19 @@ AgentConfig single_job(int gpus_per_job, double iterations) {
           .lease_seconds = 60, .default_serial_iter_time = 0.5};
 }
 
-// The filter's ranking key for an app holding nothing is ρ after one more lease on its fair share, not on
-// one gang: six one-GPU jobs alone on a 10-GPU cluster would run on six GPUs, not one after another.
-TEST(Agent, AnAppHoldingNothingRanksByItsFairShareAndBidsAgainstOneGangAfterALease) {
+// The filter's ranking key for an app holding nothing is ρ after one more lease on all its jobs can use
+// (bidder::IdleRho::kWholeDemand), not on one gang: six one-GPU jobs would run on six GPUs, not one after another,
+// and a crowded cluster's small fair share does not make a wide app rank as if it could never run wider.
+TEST(Agent, AnAppHoldingNothingRanksByAllItCanUseAndBidsAgainstOneGangAfterALease) {
   const auto cluster = testing::two_rack_cluster();  // 10 GPUs
   const AgentConfig six{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 6, {100}}, .gpus_per_job = 1,
                         .lease_seconds = 60, .default_serial_iter_time = 0.5};
-  const Agent alone(cluster, six, 0, 1);  // N_avg 1: a fair share of 10 GPUs, capped at its 6 jobs
+  const Agent alone(cluster, six, 0, 1);  // N_avg 1: T_id on 6 GPUs, 50 s
+  EXPECT_NEAR(alone.current_rho(0), (60.0 + 50.0) / 50.0, 1e-9) << "a lease, then its 6 jobs side by side";
   EXPECT_LT(alone.current_rho(0), alone.rho_no_new(0) / 3);
-  EXPECT_GT(alone.current_rho(0), 1.0) << "it still waits a lease";
-  const Agent crowded(cluster, six, 0, 10);  // N_avg 10: a fair share of one GPU
-  EXPECT_DOUBLE_EQ(crowded.current_rho(0), crowded.rho_no_new(0));
+  const Agent crowded(cluster, six, 0, 10);  // N_avg 10: a fair share of one GPU, T_id 6 · 50 s
+  EXPECT_NEAR(crowded.current_rho(0), (60.0 + 50.0) / 300.0, 1e-9) << "still on all six";
+  EXPECT_NEAR(crowded.rho_no_new(0), (60.0 + 300.0) / 300.0, 1e-9) << "no new GPUs: a lease, then one gang";
 }
 
 TEST(Agent, LostLeaseStopsTheJobWhichResumesFromItsCheckpointOnTheNextGrant) {
