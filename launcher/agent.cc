@@ -288,6 +288,17 @@ std::vector<GpuIndex> Agent::idle_gpus() const {
   return free_gpus();
 }
 
+void Agent::give_back(const std::vector<GpuIndex>& gpus) {
+  std::vector<GpuIndex> used;
+  for (const auto& job : jobs_)
+    if (uses_gpus(job.state)) used.insert(used.end(), job.gpus.begin(), job.gpus.end());
+  for (GpuIndex g : gpus) {
+    if (std::find(used.begin(), used.end(), g) != used.end()) continue;
+    held_.erase(std::remove(held_.begin(), held_.end(), g), held_.end());
+    expiry_.erase(g);
+  }
+}
+
 std::vector<LaunchCommand> Agent::take_launches(Seconds now) {
   std::vector<LaunchCommand> launches;
   if (failed()) return launches;

@@ -161,6 +161,10 @@ class Agent {
   // (a waiting job, also one whose launch was refused, or one stopping to start again elsewhere, may start
   // on them). Empty during a probe and once the app is over (its end releases every lease).
   std::vector<GpuIndex> idle_gpus() const;
+  // The launcher told the coordinator it gives `gpus` back (AppStatus.release): they are no longer the app's,
+  // whatever a grant said before, so no job launches there while the coordinator releases them (a launch that
+  // arrives after the release is refused as a stale grant). A GPU a job uses now is kept.
+  void give_back(const std::vector<GpuIndex>& gpus);
 
   // ---- state
   bool finished() const;

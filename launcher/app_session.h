@@ -83,6 +83,8 @@ class AppSession {
   // that restarted before sending it to its hosts needs it again (its environment is kept in memory only).
   std::optional<JobLaunch> launch_of(int job, int attempt) const;
   AppStatus status(Seconds now) const;
+  // A status carrying `release` went to the coordinator: those GPUs are given back (Agent::give_back).
+  void on_released(const std::vector<GpuIndex>& gpus) { agent_.give_back(gpus); }
   // Lines worth a log entry since the last call (starts, resumes, exits, phase ends).
   std::vector<std::string> take_notes();
 

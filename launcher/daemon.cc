@@ -358,6 +358,8 @@ void LauncherDaemon::send_status(double now, bool force) {
     if (!released.empty()) spdlog::info("giving back GPUs [{}]: no job runs on them and none waits to start", released);
   }
   send(out);
+  // Sent: they are the coordinator's again, so no job of this app may launch there meanwhile.
+  if (!status.release.empty()) session_->on_released(status.release);
 }
 
 int LauncherDaemon::run() {

@@ -235,6 +235,38 @@ TEST(Agent, ItGivesBackHeldGpusNoJobRunsOnAndNoneWaitsFor) {
   EXPECT_TRUE(probing.idle_gpus().empty()) << "a probe holds one GPU for the coordinator's verdict";
 }
 
+// A GPU the launcher has said it gives back is no longer the app's: the next phase's job must not launch there
+// while the coordinator releases it (seen in CI: job 0 finished first and its GPU went back, job 1 finished a
+// millisecond later, and phase 2's job 0 launched on the GPU given back; the coordinator refused it as a stale
+// grant and the app waited a round for a GPU it still held).
+TEST(Agent, AGpuGivenBackTakesNoLaunchBeforeTheNextGrant) {
+  const auto cluster = testing::two_rack_cluster();
+  AgentConfig config{.app = 9, .scheduler = {SchedulerKind::kSuccessiveHalving, 2, {10, 100}},
+                     .gpus_per_job = 1, .default_serial_iter_time = 0.1};
+  Agent agent(cluster, config, 0, 1);
+  agent.set_held_gpus({0, 1});
+  const auto launches = agent.take_launches();
+  ASSERT_EQ(launches.size(), 2U);
+  const GpuIndex gpu_of_0 = launches[0].job == 0 ? launches[0].gpus[0] : launches[1].gpus[0];
+  const GpuIndex gpu_of_1 = gpu_of_0 == 0 ? 1 : 0;
+  agent.on_worker_start(0, 1, -1);
+  agent.on_worker_start(1, 1, -1);
+  agent.on_iteration(0, 1, 0, 10, 0.1, 0.1);  // job 0 has the lower loss: it goes on
+  agent.on_exit(0, 1, ExitKind::kCompleted, 10, 1);
+  ASSERT_EQ(agent.idle_gpus(), std::vector<GpuIndex>{gpu_of_0});
+  agent.give_back(agent.idle_gpus());
+  EXPECT_EQ(agent.held_gpus(), std::vector<GpuIndex>{gpu_of_1});
+  agent.give_back({gpu_of_1});  // job 1 runs there: kept
+  EXPECT_EQ(agent.held_gpus(), std::vector<GpuIndex>{gpu_of_1});
+  agent.on_iteration(1, 1, 0, 10, 0.1, 0.9);
+  agent.on_exit(1, 1, ExitKind::kCompleted, 10, 1.001);
+  ASSERT_EQ(agent.scheduler().phase(), 1);
+  const auto next = agent.take_launches();
+  ASSERT_EQ(next.size(), 1U);
+  EXPECT_EQ(next[0].job, 0);
+  EXPECT_EQ(next[0].gpus, std::vector<GpuIndex>{gpu_of_1}) << "not on the GPU given back";
+}
+
 TEST(Agent, SuccessiveHalvingRelaunchesSurvivorsAndNeverTheStoppedJobs) {
   const auto cluster = testing::two_rack_cluster();
   AgentConfig config{.app = 9, .scheduler = {SchedulerKind::kSuccessiveHalving, 4, {10, 10, 10}},
