@@ -289,11 +289,9 @@ std::vector<GpuIndex> Agent::idle_gpus() const {
 }
 
 void Agent::give_back(const std::vector<GpuIndex>& gpus) {
-  std::vector<GpuIndex> used;
-  for (const auto& job : jobs_)
-    if (uses_gpus(job.state)) used.insert(used.end(), job.gpus.begin(), job.gpus.end());
+  const std::vector<GpuIndex> free = free_gpus();  // held and not used by a job: only those go back
   for (GpuIndex g : gpus) {
-    if (std::find(used.begin(), used.end(), g) != used.end()) continue;
+    if (!std::binary_search(free.begin(), free.end(), g)) continue;
     held_.erase(std::remove(held_.begin(), held_.end(), g), held_.end());
     expiry_.erase(g);
   }
