@@ -64,7 +64,7 @@ void load_reliability_tables(const std::string& path, const toml::table& root, C
         }
         if (k == "max_retries") {
           const auto v = toml_integer(value);
-          if (!value.is_integer() || !v || *v < -1 || *v > 1000) {
+          if (!v || *v < -1 || *v > 1000) {
             throw std::invalid_argument(at(path, value) + f + ": must be an integer in -1..1000 (-1: unlimited)");
           }
           rule.max_retries = static_cast<int>(*v);
@@ -196,15 +196,16 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       c.insecure = *node.value<bool>();
     } else if (k == "heartbeat_lives") {
       const auto v = toml_integer(node);
-      if (!node.is_integer() || !v || *v < 1 || *v > 100) throw std::invalid_argument(at(path, node) + field + ": must be an integer in 1..100");
+      if (!v || *v < 1 || *v > 100) throw std::invalid_argument(at(path, node) + field + ": must be an integer in 1..100");
       c.heartbeat_lives = static_cast<int>(*v);
     } else if (k == "round_records_kept") {
       const auto v = toml_integer(node);
-      if (!node.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, node) + field + ": must be an integer >= 0 (0: keep all)");
+      if (!v || *v < 0) throw std::invalid_argument(at(path, node) + field + ": must be an integer >= 0 (0: keep all)");
       c.round_records_kept = *v;
     } else if (k == "seed") {
-      if (!node.is_integer()) throw std::invalid_argument(at(path, node) + field + ": must be an integer");
-      c.seed = *toml_integer(node);
+      const auto v = toml_integer(node);
+      if (!v) throw std::invalid_argument(at(path, node) + field + ": must be an integer");
+      c.seed = *v;
     } else if (k == "rendezvous_ports") {
       const auto* range = node.as_array();
       const auto first = range && range->size() == 2 ? toml_integer((*range)[0]) : std::nullopt;

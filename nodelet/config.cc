@@ -79,7 +79,7 @@ NodeletConfig load_nodelet_config(const std::string& path) {
           std::vector<int> gpus;
           for (const auto& g : *slot.as_array()) {
             const auto v = toml_integer(g);
-            if (!g.is_integer() || !v || *v < 0) throw std::invalid_argument(at(path, g) + field + ": GPU index must be a non-negative integer");
+            if (!v || *v < 0) throw std::invalid_argument(at(path, g) + field + ": GPU index must be a non-negative integer");
             gpus.push_back(static_cast<int>(*v));
           }
           c.slots.push_back(gpus);

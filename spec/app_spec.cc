@@ -59,7 +59,7 @@ std::string json_literal(const toml::node& node) {
 
 int positive_int(const std::string& source, const toml::node& node, const std::string& field) {
   const auto v = toml_integer(node);
-  if (!node.is_integer() || !v || *v <= 0 || *v > 1'000'000) bad(source, node, field, "must be a positive integer");
+  if (!v || *v <= 0 || *v > 1'000'000) bad(source, node, field, "must be a positive integer");
   return static_cast<int>(*v);
 }
 

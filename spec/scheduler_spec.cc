@@ -121,7 +121,7 @@ SchedulerTable scheduler_table_of(const toml::table& root, const std::string& so
   }
   if (const auto* r = table->get("max_restarts")) {
     const auto v = toml_integer(*r);
-    if (!r->is_integer() || !v || *v < 0 || *v > 1000) {
+    if (!v || *v < 0 || *v > 1000) {
       bad(source, *r, "max_restarts", "must be an integer 0..1000, got " + shown(*r));
     }
     spec.max_restarts = static_cast<int>(*v);
