@@ -37,8 +37,9 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   out.c.assign(n, 1.0);
 
   std::vector<double> prices;
+  std::unique_ptr<SolverMemory> memory;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
-  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices}, limits.small_search_nodes, out);
+  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices, &memory}, limits.small_search_nodes, out);
   out.gap = out.pf.gap();
   out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
@@ -73,7 +74,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     if (deadline.enabled())
       each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
     const PackingSolution solved = solve(problem, static_cast<int>(i), &without_i, solver, each,
-                                         SolveHints{&without_i, &prices}, limits.small_search_nodes, out);
+                                         SolveHints{&without_i, &prices, &memory}, limits.small_search_nodes, out);
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
 #include <utility>
 
 #include "policy/arbiter/deadline.h"
@@ -48,14 +51,146 @@ bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
   return true;
 }
 
+// Upper bounds on subproblems, kept across the solves of one problem (SolveHints::memory). Bidders are
+// searched in one order in every solve (the excluded one, kept in place, takes nothing), so a subproblem is
+// the position of the next bidder and the residual capacities: what bidders [position, end) can add
+// depends only on the items they draw from, and on each only up to the most they could ask of it
+// together, so the key holds those residuals clamped to that most. Its value is an upper bound on the
+// best they can add: 0 at the end, a node's Lagrangian bound where it is cut, else the best child's gain
+// plus the child's bound. A solve without bidder i meets two kinds of subproblem: past i's position they
+// are the full problem's (tag -1), up to it they lack i (tag: i's position); a full subproblem's bound
+// also bounds the same one without i (leaving a bidder out never helps). So every bound found by the PF
+// solve, or by a solve past its excluded bidder, prunes every later solve, and within one solve the
+// permutations of interchangeable choices (two bidders each taking one of two machines, in either
+// order) are searched once. Bounded: past kMaxEntries entries or kMaxWords of keys nothing more is stored.
+class SubproblemBounds {
+ public:
+  static constexpr int kFull = -1;
+
+  // Whether this memory was made for `problem` with these bidders in this order (else it is reset).
+  bool made_for(const PackingProblem* problem, const std::vector<Bidder>& bidders, std::size_t items) {
+    if (problem_ == problem && relevant_.size() == bidders.size() + 1) return true;
+    problem_ = problem;
+    const std::size_t n = bidders.size();
+    relevant_.assign(n + 1, {});
+    std::vector<int> most(items, 0), own(items, 0);
+    for (std::size_t d = n; d-- > 0;) {
+      std::fill(own.begin(), own.end(), 0);
+      for (const Row& row : bidders[d].rows)
+        for (const Load& l : row.loads)
+          own[static_cast<std::size_t>(l.item)] = std::max(own[static_cast<std::size_t>(l.item)], l.units);
+      for (std::size_t i = 0; i < items; ++i) most[i] += own[i];
+      for (std::size_t i = 0; i < items; ++i)
+        if (most[i] > 0) relevant_[d].push_back({static_cast<int>(i), most[i]});
+    }
+    slots_.assign(kFirstSlots, -1);
+    entries_.clear();
+    words_.clear();
+    return false;
+  }
+
+  // The key of (position, residual), kept for the lookups and the record that follow.
+  struct Key {
+    std::uint64_t hash = 0;
+    std::vector<int> words;
+  };
+  void make_key(std::size_t position, const std::vector<int>& residual, Key& key) const {
+    key.words.clear();
+    std::uint64_t hash = 0x9e3779b97f4a7c15ULL * (position + 1);
+    for (const Load& r : relevant_[position]) {
+      const int v = std::min(residual[static_cast<std::size_t>(r.item)], r.units);
+      key.words.push_back(v);
+      hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    }
+    key.hash = hash ^ (hash >> 29);
+  }
+
+  // The bound recorded for the subproblem, +inf when none.
+  double find(std::size_t position, int tag, const Key& key) const {
+    const int e = locate(position, tag, key);
+    return e < 0 ? std::numeric_limits<double>::infinity() : entries_[static_cast<std::size_t>(e)].bound;
+  }
+
+  void record(std::size_t position, int tag, const Key& key, double bound) {
+    if (!std::isfinite(bound)) return;
+    const std::uint64_t hash = key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
+      const int e = slots_[s];
+      if (e < 0) {
+        if (words_.size() + key.words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
+        slots_[s] = static_cast<int>(entries_.size());
+        entries_.push_back({hash, words_.size(), position, tag, bound});
+        words_.insert(words_.end(), key.words.begin(), key.words.end());
+        if (entries_.size() * 2 > slots_.size()) grow();
+        return;
+      }
+      Entry& entry = entries_[static_cast<std::size_t>(e)];
+      if (matches(entry, hash, position, tag, key)) {
+        entry.bound = std::min(entry.bound, bound);
+        return;
+      }
+    }
+  }
+
+ private:
+  static constexpr std::size_t kFirstSlots = 256;
+  static constexpr std::size_t kMaxEntries = std::size_t{1} << 19;
+  static constexpr std::size_t kMaxWords = std::size_t{1} << 23;
+  struct Entry {
+    std::uint64_t hash;
+    std::size_t offset;
+    std::size_t position;
+    int tag;
+    double bound;
+  };
+
+  bool matches(const Entry& entry, std::uint64_t hash, std::size_t position, int tag, const Key& key) const {
+    return entry.hash == hash && entry.position == position && entry.tag == tag &&
+           std::equal(key.words.begin(), key.words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset));
+  }
+
+  int locate(std::size_t position, int tag, const Key& key) const {
+    const std::uint64_t hash = key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
+      const int e = slots_[s];
+      if (e < 0) return -1;
+      if (matches(entries_[static_cast<std::size_t>(e)], hash, position, tag, key)) return e;
+    }
+  }
+
+  void grow() {
+    slots_.assign(slots_.size() * 2, -1);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t e = 0; e < entries_.size(); ++e) {
+      std::size_t s = entries_[e].hash & mask;
+      while (slots_[s] >= 0) s = (s + 1) & mask;
+      slots_[s] = static_cast<int>(e);
+    }
+  }
+
+  const PackingProblem* problem_ = nullptr;
+  std::vector<std::vector<Load>> relevant_;  // per position: (item, the most bidders [position, end) ask of it)
+  std::vector<int> slots_;                   // open addressing into entries_, -1 empty
+  std::vector<Entry> entries_;
+  std::vector<int> words_;                   // the keys, back to back
+};
+
+// What one problem's solves share (SolveHints::memory).
+struct ShapeMemory final : SolverMemory {
+  SubproblemBounds bounds;
+};
+
 class Search {
  public:
-  Search(const PackingProblem& problem, int excluded, const SolveLimits& limits)
+  // The excluded bidder keeps its place in the order (taking nothing), so that every solve of the
+  // problem searches the same positions and `memory` (when given) can be shared between them.
+  Search(const PackingProblem& problem, int excluded, const SolveLimits& limits, std::unique_ptr<SolverMemory>* memory)
       : problem_(problem), deadline_(limits.max_seconds), max_nodes_(limits.max_nodes) {
     residual_.resize(static_cast<std::size_t>(problem.item_count));
     for (int i = 0; i < problem.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem.capacity(i);
     for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-      if (static_cast<int>(b) == excluded) continue;
       Bidder bidder{static_cast<int>(b), {}};
       const auto& rows = problem.bidders[b].rows;
       for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -78,8 +213,18 @@ class Search {
     // Bidders with the most at stake first: their choice moves the bound most.
     std::stable_sort(bidders_.begin(), bidders_.end(),
                      [](const Bidder& x, const Bidder& y) { return x.rows.front().gain > y.rows.front().gain; });
+    for (std::size_t k = 0; k < bidders_.size(); ++k)
+      if (bidders_[k].index == excluded) excluded_position_ = k;
     best_choice_.assign(problem.bidders.size(), -1);
     path_.assign(bidders_.size(), -1);
+    keys_.resize(bidders_.size());
+    auto* kept = memory != nullptr ? dynamic_cast<ShapeMemory*>(memory->get()) : nullptr;
+    if (memory != nullptr && kept == nullptr) {
+      *memory = std::make_unique<ShapeMemory>();
+      kept = static_cast<ShapeMemory*>(memory->get());
+    }
+    bounds_ = &(kept != nullptr ? kept : &own_memory_)->bounds;
+    bounds_->made_for(&problem, bidders_, residual_.size());
   }
 
   void offer_incumbent(const PackingChoice& choice) {
@@ -96,6 +241,10 @@ class Search {
     double total = 0;
     for (std::size_t i = 0; i < residual_.size(); ++i) total += lambda[i] * residual_[i];
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
+      if (k == excluded_position_) {
+        if (pick != nullptr) (*pick)[k] = -1;
+        continue;
+      }
       double best = 0;
       int best_row = -1;
       const auto& rows = bidders_[k].rows;
@@ -176,12 +325,15 @@ class Search {
   std::size_t item_count() const { return residual_.size(); }
 
  private:
-  void dfs(std::size_t depth, double value) {
-    if (aborted_) return;
+  // Searches the subtree of this node and returns an upper bound on what bidders [depth, end) can add
+  // to `value` (+inf when a limit stopped it), which is recorded for the subproblem.
+  double dfs(std::size_t depth, double value) {
+    constexpr double kStopped = std::numeric_limits<double>::infinity();
+    if (aborted_) return kStopped;
     ++nodes_;
     if (over_limit()) {
       aborted_ = true;
-      return;
+      return kStopped;
     }
     if (depth == bidders_.size()) {
       if (value > best_value_ + kImprovementTolerance) {
@@ -191,46 +343,69 @@ class Search {
           if (path_[k] >= 0)
             best_choice_[static_cast<std::size_t>(bidders_[k].index)] = bidders_[k].rows[static_cast<std::size_t>(path_[k])].source;
       }
-      return;
+      return 0;
     }
+    const double target = best_value_ - value;
+    // Up to the excluded bidder's position the subproblem lacks it; past it, it is the full problem's.
+    const bool without_excluded = excluded_position_ != kNone && depth <= excluded_position_;
+    const int tag = without_excluded ? static_cast<int>(excluded_position_) : SubproblemBounds::kFull;
+    SubproblemBounds::Key& key = keys_[depth];
+    bounds_->make_key(depth, residual_, key);
+    double known = bounds_->find(depth, SubproblemBounds::kFull, key);
+    if (without_excluded) known = std::min(known, bounds_->find(depth, tag, key));
+    if (known <= target + kImprovementTolerance) return known;
+
     std::vector<double>& lambda = lambda_stack_[depth + 1];
     lambda = lambda_stack_[depth];
-    const double target = best_value_ - value;
     double b = bound(depth, lambda, nullptr);
-    if (b <= target + kImprovementTolerance) return;
-    if (node_steps_ > 0) {
-      b = optimise(depth, lambda, node_steps_, target);
-      if (b <= target + kImprovementTolerance) return;
+    if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target);
+    b = std::min(b, known);
+    if (b <= target + kImprovementTolerance) {
+      bounds_->record(depth, tag, key, b);
+      return b;
     }
-    // Children: the rows that fit, best reduced gain first, then none.
-    const Bidder& bidder = bidders_[depth];
-    std::vector<std::pair<double, int>> order;
-    for (std::size_t r = 0; r < bidder.rows.size(); ++r) {
-      double reduced = bidder.rows[r].gain;
-      bool fits = true;
-      for (const Load& l : bidder.rows[r].loads) {
-        if (l.units > residual_[static_cast<std::size_t>(l.item)]) {
-          fits = false;
-          break;
+    double best = 0;  // over the children: a row's gain plus the bound of its subtree
+    if (depth != excluded_position_) {
+      // Children: the rows that fit, best reduced gain first, then none.
+      const Bidder& bidder = bidders_[depth];
+      std::vector<std::pair<double, int>> order;
+      for (std::size_t r = 0; r < bidder.rows.size(); ++r) {
+        double reduced = bidder.rows[r].gain;
+        bool fits = true;
+        for (const Load& l : bidder.rows[r].loads) {
+          if (l.units > residual_[static_cast<std::size_t>(l.item)]) {
+            fits = false;
+            break;
+          }
+          reduced -= lambda[static_cast<std::size_t>(l.item)] * l.units;
         }
-        reduced -= lambda[static_cast<std::size_t>(l.item)] * l.units;
+        if (fits) order.push_back({reduced, static_cast<int>(r)});
       }
-      if (fits) order.push_back({reduced, static_cast<int>(r)});
+      std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (const auto& [reduced, r] : order) {
+        const Row& row = bidder.rows[static_cast<std::size_t>(r)];
+        for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] -= l.units;
+        path_[depth] = r;
+        best = std::max(best, row.gain + dfs(depth + 1, value + row.gain));
+        path_[depth] = -1;
+        for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] += l.units;
+        if (aborted_) return kStopped;
+      }
     }
-    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-    for (const auto& [reduced, r] : order) {
-      const Row& row = bidder.rows[static_cast<std::size_t>(r)];
-      for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] -= l.units;
-      path_[depth] = r;
-      dfs(depth + 1, value + row.gain);
-      path_[depth] = -1;
-      for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] += l.units;
-      if (aborted_) return;
-    }
-    dfs(depth + 1, value);
+    best = std::max(best, dfs(depth + 1, value));
+    if (aborted_) return kStopped;
+    best = std::min(best, b);
+    bounds_->record(depth, tag, key, best);
+    return best;
   }
 
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
   const PackingProblem& problem_;
+  ShapeMemory own_memory_;  // when the caller keeps no memory
+  SubproblemBounds* bounds_ = nullptr;
+  std::vector<SubproblemBounds::Key> keys_;  // per depth
+  std::size_t excluded_position_ = kNone;
   Deadline deadline_;
   std::int64_t max_nodes_;
   std::vector<int> residual_;
@@ -251,7 +426,7 @@ constexpr int kWarmRootSteps = 40;
 
 PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
                                    const SolveHints& hints) {
-  Search search(problem, excluded, limits);
+  Search search(problem, excluded, limits, hints.memory);
   if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded))
     search.offer_incumbent(*hints.warm_start);
   search.offer_incumbent(greedy_packing(problem, excluded));

@@ -28,6 +28,13 @@ std::string_view to_string(SolverKind kind);
 // "bnb" / "branch-and-bound", "cbc" or "shape"; nullopt otherwise.
 std::optional<SolverKind> parse_solver_kind(std::string_view text);
 
+// What a solver keeps of one problem's solves for its next solve of the same problem (each solver its
+// own kind; shape_solver.h keeps bounds on subproblems).
+class SolverMemory {
+ public:
+  virtual ~SolverMemory() = default;
+};
+
 // Optional help for a solve. Solving the same problem again without one bidder (the N+1 solves of the
 // partial allocation) is much cheaper when the previous solve's results are passed along.
 struct SolveHints {
@@ -35,6 +42,9 @@ struct SolveHints {
   // Per-item prices for a Lagrangian bound: read as a start when the size matches item_count, and
   // overwritten with the best prices found. Solvers without such a bound ignore them.
   std::vector<double>* item_prices = nullptr;
+  // The solver's memory of earlier solves of this same problem (empty before the first): read and
+  // extended. Must not be passed with another problem. Solvers that keep nothing leave it alone.
+  std::unique_ptr<SolverMemory>* memory = nullptr;
 };
 
 class WinnerSolver {

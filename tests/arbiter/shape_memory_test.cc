@@ -1,0 +1,104 @@
+// What the shape solver keeps across the N+1 solves of one auction (SolveHints::memory: proven bounds on
+// subproblems) changes how much it searches, never what it finds: on instances large enough for the kept
+// bounds to prune, every W*_{-i} equals a solve from nothing and CBC's; a memory made for another problem
+// is not used.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/rng.h"
+#include "policy/arbiter/cbc_solver.h"
+#include "policy/arbiter/partial_allocation.h"
+#include "policy/arbiter/shape_problem.h"
+#include "policy/arbiter/shape_solver.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+// 32 GPUs: 2 racks × 2 machines × 4 slots × 2.
+Cluster memory_cluster() { return testing::make_cluster(4, 4, 2, 2); }
+
+// Bidders competing for one offer of 12–24 GPUs, with rows of 1–6 GPUs of random scope.
+ShapeProblem random_auction(Rng& rng, const Cluster& cluster, int bidders) {
+  std::vector<GpuIndex> all(32);
+  for (GpuIndex g = 0; g < 32; ++g) all[static_cast<std::size_t>(g)] = g;
+  for (std::size_t i = all.size(); i > 1; --i) std::swap(all[i - 1], all[rng.below(i)]);
+  Offer offer{1, {}};
+  offer.gpus.assign(all.begin(), all.begin() + 12 + static_cast<std::ptrdiff_t>(rng.below(13)));
+  std::sort(offer.gpus.begin(), offer.gpus.end());
+  std::vector<Bid> bids;
+  for (int b = 0; b < bidders; ++b) {
+    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
+    const int rows = 1 + static_cast<int>(rng.below(6));
+    for (int r = 0; r < rows; ++r) {
+      const int count = 1 + static_cast<int>(rng.below(6));
+      std::vector<GpuIndex> gpus = offer.gpus;
+      for (int i = 0; i < count; ++i)
+        std::swap(gpus[static_cast<std::size_t>(i)],
+                  gpus[static_cast<std::size_t>(i) + rng.below(gpus.size() - static_cast<std::size_t>(i))]);
+      gpus.resize(static_cast<std::size_t>(count));
+      std::sort(gpus.begin(), gpus.end());
+      bid.rows.push_back({gpus, bid.rho_no_new * (0.2 + 0.9 * rng.uniform()), static_cast<ShapeScope>(rng.below(5))});
+    }
+    bids.push_back(std::move(bid));
+  }
+  return make_shape_problem(cluster, offer, bids, 64);
+}
+
+TEST(ShapeMemory, EveryWithoutSolveEqualsASolveFromNothingAndCbc) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(20261201);
+  int winners = 0, searched = 0;
+  for (int instance = 0; instance < 60; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem shaped = random_auction(rng, cluster, 12);
+    const PackingProblem& problem = shaped.packing;
+    ShapeSolver solver;
+    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{});
+    ASSERT_TRUE(got.proven_optimal);
+    CbcSolver cbc;
+    const PartialAllocation reference = partial_allocation(problem, cbc, AuctionLimits{});
+    ASSERT_TRUE(reference.proven_optimal);
+    EXPECT_NEAR(got.pf.value, reference.pf.value, 1e-7);
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+      if (got.pf.choice[i] < 0) continue;
+      ++winners;
+      ShapeSolver fresh;  // no warm start, no prices, no memory
+      const PackingSolution alone = fresh.solve(problem, static_cast<int>(i), SolveLimits{}, SolveHints{});
+      ASSERT_TRUE(alone.proven_optimal);
+      searched += alone.nodes > 1 ? 1 : 0;
+      EXPECT_NEAR(got.value_without[i], alone.value, 1e-7) << "bidder " << i;
+      EXPECT_NEAR(got.value_without[i], reference.value_without[i], 1e-7) << "bidder " << i;
+      EXPECT_NEAR(got.c[i], reference.c[i], 1e-7) << "bidder " << i;
+    }
+  }
+  // The instances are large enough that the solves without a winner search, where kept bounds can prune.
+  EXPECT_GT(winners, 200);
+  EXPECT_GT(searched, 100);
+}
+
+TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(7);
+  for (int instance = 0; instance < 20; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem first = random_auction(rng, cluster, 12);
+    const ShapeProblem second = random_auction(rng, cluster, 12);
+    ShapeSolver solver;
+    std::unique_ptr<SolverMemory> memory;
+    std::vector<double> prices;
+    solver.solve(first.packing, -1, SolveLimits{}, SolveHints{nullptr, nullptr, &memory});
+    ASSERT_NE(memory, nullptr);
+    const PackingSolution reused = solver.solve(second.packing, -1, SolveLimits{}, SolveHints{nullptr, nullptr, &memory});
+    const PackingSolution fresh = solver.solve(second.packing, -1, SolveLimits{}, SolveHints{});
+    ASSERT_TRUE(reused.proven_optimal);
+    EXPECT_NEAR(reused.value, fresh.value, 1e-9);
+    EXPECT_TRUE(packing_feasible(second.packing, reused.choice));
+  }
+}
+
+}  // namespace
+}  // namespace themis::arbiter
