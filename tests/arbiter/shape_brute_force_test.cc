@@ -48,12 +48,7 @@ std::vector<Bid> random_shape_bids(Rng& rng, const Offer& offer, int max_bidders
     const int rows = static_cast<int>(rng.below(static_cast<std::uint64_t>(max_rows + 1)));
     for (int r = 0; r < rows; ++r) {
       const int count = 1 + static_cast<int>(rng.below(std::min<std::uint64_t>(4, offer.gpus.size())));
-      std::vector<GpuIndex> gpus = offer.gpus;
-      for (int i = 0; i < count; ++i)
-        std::swap(gpus[static_cast<std::size_t>(i)],
-                  gpus[static_cast<std::size_t>(i) + rng.below(gpus.size() - static_cast<std::size_t>(i))]);
-      gpus.resize(static_cast<std::size_t>(count));
-      std::sort(gpus.begin(), gpus.end());
+      const std::vector<GpuIndex> gpus = testing::random_bundle(rng, offer.gpus, count);
       bid.rows.push_back({gpus, bid.rho_no_new * (0.1 + 1.1 * rng.uniform()), static_cast<ShapeScope>(rng.below(5))});
     }
     bids.push_back(std::move(bid));

@@ -35,12 +35,7 @@ ShapeProblem random_auction(Rng& rng, const Cluster& cluster, int bidders) {
     const int rows = 1 + static_cast<int>(rng.below(6));
     for (int r = 0; r < rows; ++r) {
       const int count = 1 + static_cast<int>(rng.below(6));
-      std::vector<GpuIndex> gpus = offer.gpus;
-      for (int i = 0; i < count; ++i)
-        std::swap(gpus[static_cast<std::size_t>(i)],
-                  gpus[static_cast<std::size_t>(i) + rng.below(gpus.size() - static_cast<std::size_t>(i))]);
-      gpus.resize(static_cast<std::size_t>(count));
-      std::sort(gpus.begin(), gpus.end());
+      const std::vector<GpuIndex> gpus = testing::random_bundle(rng, offer.gpus, count);
       bid.rows.push_back({gpus, bid.rho_no_new * (0.2 + 0.9 * rng.uniform()), static_cast<ShapeScope>(rng.below(5))});
     }
     bids.push_back(std::move(bid));

@@ -1,12 +1,13 @@
 #pragma once
 // Test doubles for AppModel: a scripted app (fixed answers, bid from a function) and helpers to build
-// clusters for arbiter tests.
+// clusters and random bundles for arbiter tests.
 #include <algorithm>
 #include <functional>
 #include <span>
 #include <utility>
 
 #include "policy/arbiter/policy.h"
+#include "core/rng.h"
 #include "core/topology.h"
 
 namespace themis::arbiter::testing {
@@ -67,6 +68,16 @@ inline Cluster make_cluster(int machines, int slots, int per_slot, int machines_
     spec.machines.push_back({"m" + std::to_string(m), "r" + std::to_string(m / machines_per_rack),
                              std::vector<int>(static_cast<std::size_t>(slots), per_slot)});
   return Cluster(spec);
+}
+
+// `count` distinct GPUs of `gpus` drawn at random (count <= gpus.size()), sorted.
+inline std::vector<GpuIndex> random_bundle(Rng& rng, std::vector<GpuIndex> gpus, int count) {
+  for (int i = 0; i < count; ++i)
+    std::swap(gpus[static_cast<std::size_t>(i)],
+              gpus[static_cast<std::size_t>(i) + rng.below(gpus.size() - static_cast<std::size_t>(i))]);
+  gpus.resize(static_cast<std::size_t>(count));
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
 }
 
 }  // namespace themis::arbiter::testing
