@@ -135,8 +135,8 @@ class SubproblemBounds {
 
  private:
   static constexpr std::size_t kFirstSlots = 256;
-  static constexpr std::size_t kMaxEntries = std::size_t{1} << 19;
-  static constexpr std::size_t kMaxWords = std::size_t{1} << 23;
+  static constexpr std::size_t kMaxEntries = std::size_t{1} << 18;
+  static constexpr std::size_t kMaxWords = std::size_t{1} << 22;
   struct Entry {
     std::uint64_t hash;
     std::size_t offset;
