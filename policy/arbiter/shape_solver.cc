@@ -67,9 +67,10 @@ class SubproblemBounds {
  public:
   static constexpr int kFull = -1;
 
-  // Whether this memory was made for `problem` with these bidders in this order (else it is reset).
-  bool made_for(const PackingProblem* problem, const std::vector<Bidder>& bidders, std::size_t items) {
-    if (problem_ == problem && relevant_.size() == bidders.size() + 1) return true;
+  // Keeps what it holds when it was made for `problem` (and so for these bidders in this order); else
+  // starts over for it.
+  void use_for(const PackingProblem* problem, const std::vector<Bidder>& bidders, std::size_t items) {
+    if (problem_ == problem && relevant_.size() == bidders.size() + 1) return;
     problem_ = problem;
     const std::size_t n = bidders.size();
     relevant_.assign(n + 1, {});
@@ -86,7 +87,6 @@ class SubproblemBounds {
     slots_.assign(kFirstSlots, -1);
     entries_.clear();
     words_.clear();
-    return false;
   }
 
   // The key of (position, residual), kept for the lookups and the record that follow.
@@ -224,7 +224,7 @@ class Search {
       kept = static_cast<ShapeMemory*>(memory->get());
     }
     bounds_ = &(kept != nullptr ? kept : &own_memory_)->bounds;
-    bounds_->made_for(&problem, bidders_, residual_.size());
+    bounds_->use_for(&problem, bidders_, residual_.size());
   }
 
   void offer_incumbent(const PackingChoice& choice) {
