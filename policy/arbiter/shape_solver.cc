@@ -107,30 +107,22 @@ class SubproblemBounds {
 
   // The bound recorded for the subproblem, +inf when none.
   double find(std::size_t position, int tag, const Key& key) const {
-    const int e = locate(position, tag, key);
+    const int e = slots_[slot_of(position, tag, key)];
     return e < 0 ? std::numeric_limits<double>::infinity() : entries_[static_cast<std::size_t>(e)].bound;
   }
 
   void record(std::size_t position, int tag, const Key& key, double bound) {
     if (!std::isfinite(bound)) return;
-    const std::uint64_t hash = key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
-      const int e = slots_[s];
-      if (e < 0) {
-        if (words_.size() + key.words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
-        slots_[s] = static_cast<int>(entries_.size());
-        entries_.push_back({hash, words_.size(), position, tag, bound});
-        words_.insert(words_.end(), key.words.begin(), key.words.end());
-        if (entries_.size() * 2 > slots_.size()) grow();
-        return;
-      }
-      Entry& entry = entries_[static_cast<std::size_t>(e)];
-      if (matches(entry, hash, position, tag, key)) {
-        entry.bound = std::min(entry.bound, bound);
-        return;
-      }
+    const std::size_t s = slot_of(position, tag, key);
+    if (const int e = slots_[s]; e >= 0) {
+      entries_[static_cast<std::size_t>(e)].bound = std::min(entries_[static_cast<std::size_t>(e)].bound, bound);
+      return;
     }
+    if (words_.size() + key.words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
+    slots_[s] = static_cast<int>(entries_.size());
+    entries_.push_back({tagged_hash(key, tag), words_.size(), position, tag, bound});
+    words_.insert(words_.end(), key.words.begin(), key.words.end());
+    if (entries_.size() * 2 > slots_.size()) grow();
   }
 
  private:
@@ -145,18 +137,21 @@ class SubproblemBounds {
     double bound;
   };
 
-  bool matches(const Entry& entry, std::uint64_t hash, std::size_t position, int tag, const Key& key) const {
-    return entry.hash == hash && entry.position == position && entry.tag == tag &&
-           std::equal(key.words.begin(), key.words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset));
+  static std::uint64_t tagged_hash(const Key& key, int tag) {
+    return key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
   }
 
-  int locate(std::size_t position, int tag, const Key& key) const {
-    const std::uint64_t hash = key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
+  // The slot holding the subproblem, or the empty slot where it would go.
+  std::size_t slot_of(std::size_t position, int tag, const Key& key) const {
+    const std::uint64_t hash = tagged_hash(key, tag);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
       const int e = slots_[s];
-      if (e < 0) return -1;
-      if (matches(entries_[static_cast<std::size_t>(e)], hash, position, tag, key)) return e;
+      if (e < 0) return s;
+      const Entry& entry = entries_[static_cast<std::size_t>(e)];
+      if (entry.hash == hash && entry.position == position && entry.tag == tag &&
+          std::equal(key.words.begin(), key.words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset)))
+        return s;
     }
   }
 
