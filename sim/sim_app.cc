@@ -203,6 +203,9 @@ void SimApp::fill(Assignment& a, std::vector<GpuIndex>& pool) const {
     insert_sorted(a[j], own);
     deficit[j] -= static_cast<int>(own.size());
   }
+  // The widest gangs take new GPUs first: best_placed_bundle fits one job at a time, and one-GPU jobs
+  // placed first can take the GPUs a gang needed to stay on one machine (tests/sim/rigid_gang_test.cc).
+  std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t x, std::size_t y) { return deficit[x] > deficit[y]; });
   for (std::size_t j : chosen) {
     if (deficit[j] <= 0) continue;
     auto bundle = arbiter::policies::best_placed_bundle(cluster_, pool, a[j], deficit[j]);

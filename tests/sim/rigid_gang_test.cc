@@ -106,6 +106,24 @@ TEST(RigidGang, AGangThatCanOnlySpanMachinesBidsForThem) {
   EXPECT_NEAR(app.attainable_slowdown(), 2.8, 1e-12);
 }
 
+// Two 3-GPU machines won at once by an app of two 1-GPU jobs (the longest, so they run first) and two
+// 2-GPU gangs: the gangs take their GPUs first, one machine each, and the 1-GPU jobs the one left on
+// each. Placing the 1-GPU jobs first put both on machine 0 and split a gang over the two machines.
+TEST(RigidGang, WidestGangsArePlacedFirstSoNoneIsSplit) {
+  const Cluster cluster(ClusterSpec{"two", {{"m0", "r0", {3}}, {"m1", "r0", {3}}}});
+  const auto apps = parse_trace(
+      R"({"name":"mix","arrival":0,"jobs":[{"model":"x","gpus":1,"serial_iter_time":1,"iterations":1000,"slowdown":[1,1,2,2]},{"model":"x","gpus":1,"serial_iter_time":1,"iterations":1000,"slowdown":[1,1,2,2]},{"model":"x","gpus":2,"serial_iter_time":1,"iterations":1000,"slowdown":[1,1,2,2]},{"model":"x","gpus":2,"serial_iter_time":1,"iterations":1000,"slowdown":[1,1,2,2]}]})",
+      "mix");
+  SimApp app(0, apps[0], cluster, AppSettings{}, 1);
+  const GpuIndex all[] = {0, 1, 2, 3, 4, 5};
+  EXPECT_TRUE(app.gain(all).empty());
+  app.advance_to(10);
+  EXPECT_DOUBLE_EQ(app.placement_score_so_far(), 1.0);  // no gang ran across machines
+  // Each gang's jobs finish together: 1000 iterations on 2 GPUs at S = 1, 500 s, not 1000 s at S = 2.
+  EXPECT_NEAR(app.completion_on(0), 500, 1e-6);
+  EXPECT_NEAR(app.completion_on(3), 500, 1e-6);
+}
+
 // Longest first with backfill: on 3 GPUs, gangs of 2, 2 and 1 GPUs, 50 s each: the first 2-GPU gang
 // and the 1-GPU job start at 0 (the second gang does not fit), the second gang at 50 and ends at 100.
 // On 4 the two gangs start at 0 and the 1-GPU job at 50; on 5 all three at 0.
