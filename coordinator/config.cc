@@ -10,6 +10,7 @@
 
 #include "core/closest_name.h"
 #include "net/themis_toml.h"
+#include "policy/arbiter/winner_solver.h"
 #include "web/listen_address.h"
 #include "policy/arbiter/filter.h"
 #include "policy/arbiter/whole_gpus.h"
@@ -38,7 +39,7 @@ const std::vector<std::string>& coordinator_keys() {
   static const std::vector<std::string> keys{
       "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
       "round_batch_window", "auction_budget", "probe_duration", "slow_loop_threshold", "insecure", "heartbeat_lives",
-      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "rounding", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
+      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "rounding", "solver", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
       "admin_groups", "private_data", "backup_dir", "backup_keep", "notify_smtp", "webhook_allow"};
   return keys;
 }
@@ -231,6 +232,11 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       if (!v || !arbiter::parse_rounding_rule(*v))
         throw std::invalid_argument(at(path, node) + field + ": must be one of nearest, lottery, time-share");
       c.rounding = *v;
+    } else if (k == "solver") {
+      const auto v = node.value<std::string>();
+      if (!v || !arbiter::parse_solver_kind(*v))
+        throw std::invalid_argument(at(path, node) + field + ": must be one of cbc, shape, bnb");
+      c.solver = *v;
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

@@ -45,6 +45,9 @@ struct CoordinatorConfig {
   // Themis: how a winner pays c_i (docs/arbiter.md "Whole GPUs"): "time-share" (its whole bundle for c_i of the
   // lease), "nearest" (the nearest whole-gang count of GPUs for the whole lease) or "lottery". As themis-sim.
   std::string rounding = "time-share";
+  // Themis' winner-determination solver after the depth-first search: "cbc", "shape" or "bnb" (docs/arbiter.md
+  // "Solvers"). As themis-sim.
+  std::string solver = "shape";
   long long seed = 1;
   // round_records keeps the newest this many rounds (a few KB each; docs/planner.md "Recorded rounds"); 0: all.
   long long round_records_kept = 10'000;

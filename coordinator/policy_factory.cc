@@ -11,6 +11,7 @@ std::unique_ptr<arbiter::Policy> make_coordinator_policy(const CoordinatorConfig
   settings.gang_reservation = config.gang_reservation;
   settings.gang_backfill = config.gang_backfill;
   settings.rounding = config.rounding;
+  settings.solver = config.solver;
   settings.lease = static_cast<double>(config.lease_duration_ms) / 1000.0;
   settings.solver_seconds = auction_budget_seconds(config);
   return arbiter::policies::make_policy(config.policy, settings);

@@ -48,6 +48,7 @@ struct Common {
   std::string idle_rho = "whole-demand";
   long long small_search_nodes = 20000;
   long long solver_max_nodes = 200000;
+  std::string solver = "shape";
   std::string shapes = "on";
   std::string gang_reservation = "on";
   std::string gang_backfill = "off";
@@ -92,6 +93,10 @@ void add_common(CLI::App* cmd, Common& c) {
                   "Themis: the solver's nodes per winner-determination solve; past them it keeps its best packing and "
                   "reports the gap (0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--solver", c.solver,
+                  "Themis: the winner-determination solver after the depth-first search: shape (the default, its own "
+                  "branch and bound over shapes), cbc or bnb")
+      ->check(CLI::IsMember({"cbc", "shape", "bnb"}));
   cmd->add_option("--shapes", c.shapes,
                   "Themis: on (bid rows as shapes: interchangeable GPUs are one row, concrete GPUs chosen after the "
                   "auction) or off (every row's GPUs literally)")
@@ -188,6 +193,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.small_search_nodes = c.small_search_nodes;
   ps.solver_max_nodes = c.solver_max_nodes;
   ps.shape_bids = c.shapes == "on";
+  ps.solver = c.solver;
   ps.lease = c.lease;
   auto policy = arbiter::policies::make_policy(policy_name, ps);
   SimSettings s;

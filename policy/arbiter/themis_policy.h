@@ -27,7 +27,7 @@ struct ThemisSettings {
   // kOfferBounded (their `--filter` / `filter` setting; docs/evaluation.md measured it).
   FilterRule filter_rule = FilterRule::kFixed;
   RoundingRule rounding = RoundingRule::kTimeShare;
-  SolverKind solver = SolverKind::kCbc;                // measured best: docs/performance.md#auction
+  SolverKind solver = SolverKind::kShape;              // measured best: docs/arbiter.md, "Solvers"
   // The default bounds a solve by search nodes, not time, so the policy reads no clock and a round's
   // outcome depends on its input alone. A wall-clock budget (all N+1 solves of one auction) is opt-in
   // for callers that accept machine-dependent outcomes; <= 0: none.

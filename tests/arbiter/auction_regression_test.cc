@@ -52,7 +52,7 @@ std::map<AppId, std::vector<GpuIndex>> kept_by_app(const Cluster& cluster, const
 TEST(AuctionRegression, ExactHalfOfABundleRoundsUp) {
   const Cluster cluster = testing::make_cluster(1, 1, 2, 1);  // GPUs 0 and 1 on one machine
   const std::vector<ScriptedBidder> bidders = {{1, 10.0, {{{0, 1}, 1.0}}, 2}, {2, 0.4, {{{0}, 0.3}}, 1}};
-  for (SolverKind solver : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+  for (SolverKind solver : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     SCOPED_TRACE(std::string(to_string(solver)));
     RoundOutcome out;
     const auto kept = kept_by_app(cluster, {0, 1}, bidders, solver, out);
@@ -71,7 +71,7 @@ TEST(AuctionRegression, PackingBetterByLessThanCbcDefaultIncrementIsFound) {
   const std::vector<ScriptedBidder> bidders = {{1, 1.0, {{{0, 1}, 0.692}}, 2},
                                                {2, 1.0, {{{0, 2}, 0.817}}, 2},
                                                {3, 1.0, {{{1, 3}, 0.847}}, 2}};
-  for (SolverKind solver : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+  for (SolverKind solver : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     SCOPED_TRACE(std::string(to_string(solver)));
     RoundOutcome out;
     const auto kept = kept_by_app(cluster, {0, 1, 2, 3}, bidders, solver, out);

@@ -35,7 +35,7 @@ PackingProblem hard_instance() {
 TEST(BoundedSolve, StopsAtBudgetWithFeasibleSolutionAndGap) {
   const PackingProblem p = hard_instance();
   const double greedy = packing_value(p, greedy_packing(p, -1));
-  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     SCOPED_TRACE(std::string(to_string(kind)));
     auto solver = make_winner_solver(kind);
     const PackingSolution s = solver->solve(p, -1, SolveLimits{0.2, 0}, SolveHints{});
@@ -80,7 +80,7 @@ TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
 // stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2).
 TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
   const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
-  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc}) {
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     SCOPED_TRACE(std::string(to_string(kind)));
     auto solver = make_winner_solver(kind);
     const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{1e-9, 0});

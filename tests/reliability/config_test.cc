@@ -87,6 +87,14 @@ TEST_F(ReliabilityConfig, RoundingDefaultsToTimeShareAsInTheSimulatorAndIsARule)
       << error_of("[coordinator]\nrounding = \"floor\"\n");
 }
 
+TEST_F(ReliabilityConfig, SolverDefaultsToShapeAsInTheSimulatorAndIsASolver) {
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nseed = 3\n")).solver, "shape");
+  EXPECT_EQ(load_coordinator_config(write("[coordinator]\nsolver = \"cbc\"\n")).solver, "cbc");
+  EXPECT_NE(error_of("[coordinator]\nsolver = \"gurobi\"\n").find(":2:10: coordinator.solver: must be one of cbc, shape, bnb"),
+            std::string::npos)
+      << error_of("[coordinator]\nsolver = \"gurobi\"\n");
+}
+
 TEST_F(ReliabilityConfig, GangReservationDefaultsToOnAsInTheSimulatorAndIsABoolean) {
   EXPECT_TRUE(load_coordinator_config(write("[coordinator]\nseed = 3\n")).gang_reservation);
   EXPECT_FALSE(load_coordinator_config(write("[coordinator]\ngang_reservation = false\n")).gang_reservation);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/arbiter/policies/registry.h"
+#include "policy/arbiter/themis_policy.h"
 #include "core/cluster_presets.h"
 #include "sim/simulator.h"
 
@@ -51,6 +52,32 @@ TEST(Registry, UnknownPolicyListsKnownOnes) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("unknown policy 'drf' (known: themis, gandiva"), std::string::npos) << e.what();
+  }
+}
+
+// PolicySettings::solver reaches the Themis policy (themis-sim --solver, the coordinator's `solver`), and each
+// solver finishes the tiny workload.
+TEST(Registry, ThemisTakesTheNamedSolver) {
+  const Cluster cluster(*cluster_preset("paper-testbed-64"));
+  const std::pair<std::string, arbiter::SolverKind> solvers[] = {
+      {"cbc", arbiter::SolverKind::kCbc}, {"shape", arbiter::SolverKind::kShape}, {"bnb", arbiter::SolverKind::kBranchAndBound}};
+  for (const auto& [name, kind] : solvers) {
+    arbiter::policies::PolicySettings settings;
+    settings.solver = name;
+    auto policy = arbiter::policies::make_policy("themis", settings);
+    const auto* themis = dynamic_cast<const arbiter::ThemisPolicy*>(policy.get());
+    ASSERT_NE(themis, nullptr);
+    EXPECT_EQ(themis->settings().solver, kind) << name;
+    const SimResult result = simulate(cluster, tiny_workload(), *policy, SimSettings{});
+    for (const AppResult& a : result.apps) EXPECT_TRUE(a.finished) << name << " " << a.name;
+  }
+  arbiter::policies::PolicySettings bad;
+  bad.solver = "gurobi";
+  try {
+    arbiter::policies::make_policy("themis", bad);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown solver 'gurobi' (cbc, shape, bnb)"), std::string::npos) << e.what();
   }
 }
 

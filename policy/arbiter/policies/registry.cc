@@ -43,7 +43,9 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     const auto rounding = parse_rounding_rule(settings.rounding);
     if (!rounding) throw std::invalid_argument("unknown rounding rule '" + settings.rounding + "' (nearest, lottery, time-share)");
     themis.rounding = *rounding;
-    themis.solver_seconds = 0;
+    const auto solver = parse_solver_kind(settings.solver);
+    if (!solver) throw std::invalid_argument("unknown solver '" + settings.solver + "' (cbc, shape, bnb)");
+    themis.solver = *solver;
     themis.solver_max_nodes = settings.solver_max_nodes;
     themis.small_search_nodes = settings.small_search_nodes;
     themis.shape_bids = settings.shape_bids;

@@ -30,6 +30,8 @@ struct PolicySettings {
   // Themis: each solve first tries depth-first search up to this many nodes (ThemisSettings::small_search_nodes).
   long long small_search_nodes = 20000;
   bool shape_bids = true;  // Themis: ThemisSettings::shape_bids
+  // Themis' winner solver (ThemisSettings::solver): "cbc", "shape" or "bnb" (docs/arbiter.md, "Solvers").
+  std::string solver = "shape";
   // Themis' wall-clock budget for one auction (all its solves); <= 0: none. The coordinator sets one
   // (its auction runs off the loop); themis-sim does not, so its runs are reproducible.
   double solver_seconds = 0;
