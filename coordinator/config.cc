@@ -235,7 +235,7 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     } else if (k == "solver") {
       const auto v = node.value<std::string>();
       if (!v || !arbiter::parse_solver_kind(*v))
-        throw std::invalid_argument(at(path, node) + field + ": must be one of cbc, shape, bnb");
+        throw std::invalid_argument(at(path, node) + field + ": must be one of " + std::string(arbiter::kSolverNames));
       c.solver = *v;
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();

@@ -27,6 +27,8 @@ enum class SolverKind { kBranchAndBound, kCbc, kShape };
 std::string_view to_string(SolverKind kind);
 // "bnb" / "branch-and-bound", "cbc" or "shape"; nullopt otherwise.
 std::optional<SolverKind> parse_solver_kind(std::string_view text);
+// The names parse_solver_kind accepts, for error messages.
+inline constexpr std::string_view kSolverNames = "cbc, shape, bnb";
 
 // What a solver keeps of one problem's solves for its next solve of the same problem (each solver its
 // own kind; shape_solver.h keeps bounds on subproblems).

@@ -44,7 +44,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     if (!rounding) throw std::invalid_argument("unknown rounding rule '" + settings.rounding + "' (nearest, lottery, time-share)");
     themis.rounding = *rounding;
     const auto solver = parse_solver_kind(settings.solver);
-    if (!solver) throw std::invalid_argument("unknown solver '" + settings.solver + "' (cbc, shape, bnb)");
+    if (!solver) throw std::invalid_argument("unknown solver '" + settings.solver + "' (" + std::string(kSolverNames) + ")");
     themis.solver = *solver;
     themis.solver_max_nodes = settings.solver_max_nodes;
     themis.small_search_nodes = settings.small_search_nodes;
