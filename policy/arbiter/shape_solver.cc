@@ -210,6 +210,20 @@ class Search {
                      [](const Bidder& x, const Bidder& y) { return x.rows.front().gain > y.rows.front().gain; });
     for (std::size_t k = 0; k < bidders_.size(); ++k)
       if (bidders_[k].index == excluded) excluded_position_ = k;
+    // The hot loops read rows from one array and their loads from another (no pointer per row).
+    for (const Bidder& bidder : bidders_) {
+      const int first = static_cast<int>(flat_rows_.size());
+      for (const Row& row : bidder.rows) {
+        flat_rows_.push_back({row.gain, static_cast<int>(flat_loads_.size()),
+                              static_cast<int>(flat_loads_.size() + row.loads.size())});
+        flat_loads_.insert(flat_loads_.end(), row.loads.begin(), row.loads.end());
+      }
+      row_ranges_.push_back({first, static_cast<int>(flat_rows_.size())});
+    }
+    pick_.assign(bidders_.size(), -1);
+    best_lambda_.resize(residual_.size());
+    subgradient_.resize(residual_.size());
+    orders_.resize(bidders_.size());
     best_choice_.assign(problem.bidders.size(), -1);
     path_.assign(bidders_.size(), -1);
     keys_.resize(bidders_.size());
@@ -232,9 +246,14 @@ class Search {
 
   // Lagrangian bound of bidders [depth, end) on the residual capacities with prices `lambda`;
   // `pick` receives each bidder's best row (-1: none) when given.
-  double bound(std::size_t depth, const std::vector<double>& lambda, std::vector<int>* pick) const {
-    double total = 0;
-    for (std::size_t i = 0; i < residual_.size(); ++i) total += lambda[i] * residual_[i];
+  // `priced`: Σ_i λ_i·residual_i when the caller has it.
+  double bound(std::size_t depth, const std::vector<double>& lambda, std::vector<int>* pick,
+               double priced = std::numeric_limits<double>::quiet_NaN()) const {
+    double total = priced;
+    if (std::isnan(total)) {
+      total = 0;
+      for (std::size_t i = 0; i < residual_.size(); ++i) total += lambda[i] * residual_[i];
+    }
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
       if (k == excluded_position_) {
         if (pick != nullptr) (*pick)[k] = -1;
@@ -242,21 +261,23 @@ class Search {
       }
       double best = 0;
       int best_row = -1;
-      const auto& rows = bidders_[k].rows;
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        if (rows[r].gain <= best) break;  // sorted by gain: reduced gain cannot beat `best`
-        double reduced = rows[r].gain;
+      const auto [first, last] = row_ranges_[k];
+      for (int r = first; r < last; ++r) {
+        const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
+        if (row.gain <= best) break;  // sorted by gain: reduced gain cannot beat `best`
+        double reduced = row.gain;
         bool fits = true;
-        for (const Load& l : rows[r].loads) {
-          if (l.units > residual_[static_cast<std::size_t>(l.item)]) {
+        for (int l = row.begin; l < row.end; ++l) {
+          const Load& load = flat_loads_[static_cast<std::size_t>(l)];
+          if (load.units > residual_[static_cast<std::size_t>(load.item)]) {
             fits = false;
             break;
           }
-          reduced -= lambda[static_cast<std::size_t>(l.item)] * l.units;
+          reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
         }
         if (fits && reduced > best) {
           best = reduced;
-          best_row = static_cast<int>(r);
+          best_row = r - first;
         }
       }
       total += best;
@@ -266,36 +287,47 @@ class Search {
   }
 
   // Subgradient steps on `lambda` at this node; returns the lowest bound seen (and leaves its λ).
-  double optimise(std::size_t depth, std::vector<double>& lambda, int steps, double target) {
-    std::vector<int> pick(bidders_.size(), -1);
-    std::vector<double> best_lambda = lambda, subgradient(residual_.size());
-    double best = bound(depth, lambda, &pick);
+  // `start`: the bound at `lambda`, with each bidder's best row in pick_, when the caller has it.
+  double optimise(std::size_t depth, std::vector<double>& lambda, int steps, double target,
+                  double start = std::numeric_limits<double>::quiet_NaN()) {
+    std::vector<int>& pick = pick_;
+    std::vector<double>& best_lambda = best_lambda_;
+    std::vector<double>& subgradient = subgradient_;
+    best_lambda = lambda;
+    double best = std::isnan(start) ? bound(depth, lambda, &pick) : start;
     double current = best;
     double theta = 1.0;
     int stale = 0;
     for (int step = 0; step < steps && best > target + kImprovementTolerance; ++step) {
       for (std::size_t i = 0; i < residual_.size(); ++i) subgradient[i] = residual_[i];
       for (std::size_t k = depth; k < bidders_.size(); ++k)
-        if (pick[k] >= 0)
-          for (const Load& l : bidders_[k].rows[static_cast<std::size_t>(pick[k])].loads)
-            subgradient[static_cast<std::size_t>(l.item)] -= l.units;
+        if (pick[k] >= 0) {
+          const FlatRow& row = flat_rows_[static_cast<std::size_t>(row_ranges_[k].first + pick[k])];
+          for (int l = row.begin; l < row.end; ++l)
+            subgradient[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -=
+                flat_loads_[static_cast<std::size_t>(l)].units;
+        }
       double norm = 0;
       for (std::size_t i = 0; i < residual_.size(); ++i)
         if (!(lambda[i] <= 0 && subgradient[i] > 0)) norm += subgradient[i] * subgradient[i];
       if (norm <= 0) break;  // λ is optimal: the bound is the LP bound
       const double t = theta * (current - target) / norm;
-      for (std::size_t i = 0; i < residual_.size(); ++i) lambda[i] = std::max(0.0, lambda[i] - t * subgradient[i]);
-      current = bound(depth, lambda, &pick);
+      double priced = 0;
+      for (std::size_t i = 0; i < residual_.size(); ++i) {
+        lambda[i] = std::max(0.0, lambda[i] - t * subgradient[i]);
+        priced += lambda[i] * residual_[i];
+      }
+      current = bound(depth, lambda, &pick, priced);
       if (current < best - 1e-12) {
         best = current;
-        best_lambda = lambda;
+        std::copy(lambda.begin(), lambda.end(), best_lambda.begin());
         stale = 0;
       } else if (++stale >= 3) {
         theta /= 2;
         stale = 0;
       }
     }
-    lambda = std::move(best_lambda);
+    lambda.swap(best_lambda);
     return best;
   }
 
@@ -352,8 +384,8 @@ class Search {
 
     std::vector<double>& lambda = lambda_stack_[depth + 1];
     lambda = lambda_stack_[depth];
-    double b = bound(depth, lambda, nullptr);
-    if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target);
+    double b = bound(depth, lambda, &pick_);
+    if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target, b);
     b = std::min(b, known);
     if (b <= target + kImprovementTolerance) {
       bounds_->record(depth, tag, key, b);
@@ -362,28 +394,35 @@ class Search {
     double best = 0;  // over the children: a row's gain plus the bound of its subtree
     if (depth != excluded_position_) {
       // Children: the rows that fit, best reduced gain first, then none.
-      const Bidder& bidder = bidders_[depth];
-      std::vector<std::pair<double, int>> order;
-      for (std::size_t r = 0; r < bidder.rows.size(); ++r) {
-        double reduced = bidder.rows[r].gain;
+      const auto [first, last] = row_ranges_[depth];
+      std::vector<std::pair<double, int>>& order = orders_[depth];
+      order.clear();
+      for (int r = first; r < last; ++r) {
+        const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
+        double reduced = row.gain;
         bool fits = true;
-        for (const Load& l : bidder.rows[r].loads) {
-          if (l.units > residual_[static_cast<std::size_t>(l.item)]) {
+        for (int l = row.begin; l < row.end; ++l) {
+          const Load& load = flat_loads_[static_cast<std::size_t>(l)];
+          if (load.units > residual_[static_cast<std::size_t>(load.item)]) {
             fits = false;
             break;
           }
-          reduced -= lambda[static_cast<std::size_t>(l.item)] * l.units;
+          reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
         }
-        if (fits) order.push_back({reduced, static_cast<int>(r)});
+        if (fits) order.push_back({reduced, r - first});
       }
       std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
       for (const auto& [reduced, r] : order) {
-        const Row& row = bidder.rows[static_cast<std::size_t>(r)];
-        for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] -= l.units;
+        const FlatRow& row = flat_rows_[static_cast<std::size_t>(first + r)];
+        for (int l = row.begin; l < row.end; ++l)
+          residual_[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -=
+              flat_loads_[static_cast<std::size_t>(l)].units;
         path_[depth] = r;
         best = std::max(best, row.gain + dfs(depth + 1, value + row.gain));
         path_[depth] = -1;
-        for (const Load& l : row.loads) residual_[static_cast<std::size_t>(l.item)] += l.units;
+        for (int l = row.begin; l < row.end; ++l)
+          residual_[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] +=
+              flat_loads_[static_cast<std::size_t>(l)].units;
         if (aborted_) return kStopped;
       }
     }
@@ -405,6 +444,16 @@ class Search {
   std::int64_t max_nodes_;
   std::vector<int> residual_;
   std::vector<Bidder> bidders_;
+  struct FlatRow {
+    double gain;
+    int begin, end;  // its loads in flat_loads_
+  };
+  std::vector<FlatRow> flat_rows_;                      // every bidder's rows, bidder after bidder
+  std::vector<Load> flat_loads_;
+  std::vector<std::pair<int, int>> row_ranges_;         // per position: its rows in flat_rows_
+  std::vector<int> pick_;                               // scratch of optimise()
+  std::vector<double> best_lambda_, subgradient_;       // scratch of optimise()
+  std::vector<std::vector<std::pair<double, int>>> orders_;  // per depth: the children, best first
   std::vector<int> path_;
   std::vector<std::vector<double>> lambda_stack_;
   PackingChoice best_choice_;
