@@ -220,6 +220,15 @@ class Search {
       }
       row_ranges_.push_back({first, static_cast<int>(flat_rows_.size())});
     }
+    // Per position: the items bidders [position, end) draw from, in item order.
+    items_from_.assign(bidders_.size() + 1, {});
+    std::vector<char> used(residual_.size(), 0);
+    for (std::size_t d = bidders_.size(); d-- > 0;) {
+      for (const Row& row : bidders_[d].rows)
+        for (const Load& l : row.loads) used[static_cast<std::size_t>(l.item)] = 1;
+      for (std::size_t i = 0; i < used.size(); ++i)
+        if (used[i] != 0) items_from_[d].push_back(static_cast<int>(i));
+    }
     pick_.assign(bidders_.size(), -1);
     best_lambda_.resize(residual_.size());
     subgradient_.resize(residual_.size());
@@ -298,8 +307,22 @@ class Search {
     double current = best;
     double theta = 1.0;
     int stale = 0;
+    // The steps touch only the items whose terms can be non-zero: those bidders [depth, end) draw from, and
+    // others with a price and free units (their prices only fall). Leaving out terms that are exactly zero
+    // keeps every sum as it was.
+    std::vector<int>& active = active_;
+    if (steps > 0 && best > target + kImprovementTolerance) {
+      active.clear();
+      const std::vector<int>& drawn = items_from_[depth];
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < residual_.size(); ++i) {
+        const bool is_drawn = next < drawn.size() && drawn[next] == static_cast<int>(i);
+        if (is_drawn) ++next;
+        if (is_drawn || (lambda[i] > 0 && residual_[i] > 0)) active.push_back(static_cast<int>(i));
+      }
+    }
     for (int step = 0; step < steps && best > target + kImprovementTolerance; ++step) {
-      for (std::size_t i = 0; i < residual_.size(); ++i) subgradient[i] = residual_[i];
+      for (const int i : active) subgradient[static_cast<std::size_t>(i)] = residual_[static_cast<std::size_t>(i)];
       for (std::size_t k = depth; k < bidders_.size(); ++k)
         if (pick[k] >= 0) {
           const FlatRow& row = flat_rows_[static_cast<std::size_t>(row_ranges_[k].first + pick[k])];
@@ -308,12 +331,15 @@ class Search {
                 flat_loads_[static_cast<std::size_t>(l)].units;
         }
       double norm = 0;
-      for (std::size_t i = 0; i < residual_.size(); ++i)
+      for (const int a : active) {
+        const auto i = static_cast<std::size_t>(a);
         if (!(lambda[i] <= 0 && subgradient[i] > 0)) norm += subgradient[i] * subgradient[i];
+      }
       if (norm <= 0) break;  // λ is optimal: the bound is the LP bound
       const double t = theta * (current - target) / norm;
       double priced = 0;
-      for (std::size_t i = 0; i < residual_.size(); ++i) {
+      for (const int a : active) {
+        const auto i = static_cast<std::size_t>(a);
         lambda[i] = std::max(0.0, lambda[i] - t * subgradient[i]);
         priced += lambda[i] * residual_[i];
       }
@@ -451,7 +477,8 @@ class Search {
   std::vector<FlatRow> flat_rows_;                      // every bidder's rows, bidder after bidder
   std::vector<Load> flat_loads_;
   std::vector<std::pair<int, int>> row_ranges_;         // per position: its rows in flat_rows_
-  std::vector<int> pick_;                               // scratch of optimise()
+  std::vector<std::vector<int>> items_from_;            // per position: the items bidders [position, end) draw from
+  std::vector<int> pick_, active_;                      // scratch of optimise()
   std::vector<double> best_lambda_, subgradient_;       // scratch of optimise()
   std::vector<std::vector<std::pair<double, int>>> orders_;  // per depth: the children, best first
   std::vector<int> path_;
