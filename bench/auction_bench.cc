@@ -255,8 +255,8 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
 // prices throughout (no subgradient steps at the nodes). "dfs+NAME": each solve first tries the
-// depth-first search of small_search.h (ThemisSettings::small_search_nodes nodes, the policy's default),
-// then NAME.
+// depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
+// default_small_search_nodes), then NAME.
 // "dfsN+NAME": the same with N nodes (and N layered states).
 std::string base_solver(const std::string& name) {
   if (name.rfind("dfs", 0) != 0) return name;
@@ -266,7 +266,10 @@ std::string base_solver(const std::string& name) {
 std::int64_t small_search_nodes(const std::string& name) {
   if (name.rfind("dfs", 0) != 0 || name.find('+') == std::string::npos) return 0;
   const std::string digits = name.substr(3, name.find('+') - 3);
-  if (digits.empty()) return ThemisSettings{}.small_search_nodes;
+  if (digits.empty()) {
+    const auto kind = parse_solver_kind(base_solver(name).substr(0, base_solver(name).find('-')));
+    return default_small_search_nodes(kind.value_or(SolverKind::kCbc));
+  }
   return std::stoll(digits);
 }
 

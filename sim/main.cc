@@ -46,7 +46,7 @@ struct Common {
   std::string rounding = "time-share";
   std::string filter = "offer-bounded";
   std::string idle_rho = "whole-demand";
-  long long small_search_nodes = 20000;
+  long long small_search_nodes = -1;  // -1: the solver's default (default_small_search_nodes)
   long long solver_max_nodes = 200000;
   std::string solver = "shape";
   std::string shapes = "on";
@@ -87,7 +87,7 @@ void add_common(CLI::App* cmd, Common& c) {
       ->check(CLI::IsMember({"whole-demand", "fair-share", "one-gpu"}));
   cmd->add_option("--small-search-nodes", c.small_search_nodes,
                   "Themis: each winner-determination solve first tries depth-first search up to this many nodes, "
-                  "then the solver (0: the solver alone)")
+                  "then the solver (0: the solver alone; default 2000 before shape, 20000 before cbc and bnb)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--solver-max-nodes", c.solver_max_nodes,
                   "Themis: the solver's nodes per winner-determination solve; past them it keeps its best packing and "
@@ -190,7 +190,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.filter = c.filter;
   ps.gang_reservation = c.gang_reservation == "on";
   ps.gang_backfill = c.gang_backfill == "on";
-  ps.small_search_nodes = c.small_search_nodes;
+  if (c.small_search_nodes >= 0) ps.small_search_nodes = c.small_search_nodes;
   ps.solver_max_nodes = c.solver_max_nodes;
   ps.shape_bids = c.shapes == "on";
   ps.solver = c.solver;

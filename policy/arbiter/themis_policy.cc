@@ -151,7 +151,7 @@ RoundOutcome ThemisPolicy::auction_round(const RoundInput& input, const std::vec
       shapes ? std::move(shaped.packing) : make_packing_problem(offer, valid.accepted, settings_.max_rows_per_bidder);
   const auto solver = make_winner_solver(settings_.solver);
   const PartialAllocation pa =
-      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_nodes});
+      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_cap()});
 
   double objective = 0;
   for (const Bid& bid : valid.accepted) objective -= std::log(bid.rho_no_new);

@@ -35,7 +35,9 @@ struct ThemisSettings {
   std::int64_t solver_max_nodes = 200000;             // per solve; <= 0: no limit
   // Each solve first tries plain depth-first search (small_search.h) up to this many nodes, exact when it
   // finishes, and runs `solver` only when it does not; <= 0: always `solver` (docs/performance.md).
-  std::int64_t small_search_nodes = 20000;
+  // Unset: default_small_search_nodes(solver).
+  std::optional<std::int64_t> small_search_nodes;
+  std::int64_t small_search_cap() const { return small_search_nodes.value_or(default_small_search_nodes(solver)); }
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
   // Rows as shapes (shape_problem.h) for every solver, not only `shape`: interchangeable bundles are one
   // row, concrete GPUs are chosen after the auction (docs/arbiter.md, "Shapes"; measured in

@@ -22,6 +22,8 @@ std::optional<SolverKind> parse_solver_kind(std::string_view text) {
   return std::nullopt;
 }
 
+std::int64_t default_small_search_nodes(SolverKind kind) { return kind == SolverKind::kShape ? 2000 : 20000; }
+
 std::unique_ptr<WinnerSolver> make_winner_solver(SolverKind kind) {
   if (kind == SolverKind::kCbc) return std::make_unique<CbcSolver>();
   if (kind == SolverKind::kShape) return std::make_unique<ShapeSolver>();

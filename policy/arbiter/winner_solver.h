@@ -29,6 +29,10 @@ std::string_view to_string(SolverKind kind);
 std::optional<SolverKind> parse_solver_kind(std::string_view text);
 // The names parse_solver_kind accepts, for error messages.
 inline constexpr std::string_view kSolverNames = "cbc, shape, bnb";
+// The nodes (and layered states) the exact small searches (small_search.h) get before `kind` runs, where the
+// settings name none: 2,000 before `shape`, whose own search is cheap; 20,000 before CBC and `bnb`, whose
+// every call costs LP solves (measured in docs/performance.md, "The small searches' cap").
+std::int64_t default_small_search_nodes(SolverKind kind);
 
 // What a solver keeps of one problem's solves for its next solve of the same problem (each solver its
 // own kind; shape_solver.h keeps bounds on subproblems).

@@ -69,7 +69,7 @@ TEST(AuctionLog, AnAuctionReadBackFromItsLineIsSolvedToTheOutcomeThePolicyReache
     const arbiter::ShapeProblem shaped = arbiter::make_shape_problem(read_cluster, read.offer, valid.accepted, defaults.max_rows_per_bidder);
     const auto solver = arbiter::make_winner_solver(defaults.solver);
     const arbiter::PartialAllocation pa = arbiter::partial_allocation(
-        shaped.packing, *solver, arbiter::AuctionLimits{0, defaults.solver_max_nodes, defaults.small_search_nodes});
+        shaped.packing, *solver, arbiter::AuctionLimits{0, defaults.solver_max_nodes, defaults.small_search_cap()});
     double objective = pa.pf.value;
     for (const Bid& bid : valid.accepted) objective -= std::log(bid.rho_no_new);
     EXPECT_NEAR(objective, held.objective, 1e-9) << "round " << plan.round;

@@ -68,9 +68,16 @@ TEST(Registry, ThemisTakesTheNamedSolver) {
     const auto* themis = dynamic_cast<const arbiter::ThemisPolicy*>(policy.get());
     ASSERT_NE(themis, nullptr);
     EXPECT_EQ(themis->settings().solver, kind) << name;
+    // Unset, the small searches' cap follows the solver: short before shape, long before the LP solvers.
+    EXPECT_EQ(themis->settings().small_search_cap(), kind == arbiter::SolverKind::kShape ? 2000 : 20000) << name;
     const SimResult result = simulate(cluster, tiny_workload(), *policy, SimSettings{});
     for (const AppResult& a : result.apps) EXPECT_TRUE(a.finished) << name << " " << a.name;
   }
+  arbiter::policies::PolicySettings capped;
+  capped.solver = "shape";
+  capped.small_search_nodes = 0;  // named, it holds whatever the solver
+  auto off = arbiter::policies::make_policy("themis", capped);
+  EXPECT_EQ(dynamic_cast<const arbiter::ThemisPolicy&>(*off).settings().small_search_cap(), 0);
   arbiter::policies::PolicySettings bad;
   bad.solver = "gurobi";
   try {

@@ -2,6 +2,7 @@
 // Every scheduling policy by name: the Themis auction and the baselines of Themis §6.1, each in its
 // own file. `themis-sim` and the coordinator pick policies through make_policy.
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,9 @@ struct PolicySettings {
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
-  // Themis: each solve first tries depth-first search up to this many nodes (ThemisSettings::small_search_nodes).
-  long long small_search_nodes = 20000;
+  // Themis: each solve first tries depth-first search up to this many nodes (ThemisSettings::small_search_nodes);
+  // unset: the solver's default (default_small_search_nodes).
+  std::optional<long long> small_search_nodes;
   bool shape_bids = true;  // Themis: ThemisSettings::shape_bids
   // Themis' winner solver (ThemisSettings::solver): "cbc", "shape" or "bnb" (docs/arbiter.md, "Solvers").
   std::string solver = "shape";
