@@ -11,7 +11,7 @@
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
-//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--symmetry] [--dump DIR]
+//                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--threads N] [--symmetry] [--dump DIR]
 //   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
 //
 // --recorded: instead of generated instances, the auctions of themis-sim's `run --auction-log LOG` (the
@@ -28,7 +28,9 @@
 // (rows as shapes over their scope, core/bid.h),
 // the others every row's GPUs literally; "disagree" compares with CBC on the same problem; --symmetry: solve
 // nothing, count the swaps of two GPUs or two slots that map an instance onto itself; --dump DIR: write each
-// instance's shape problem and every solver's PF solve there as JSON (dump_instance). Solvers run one after
+// instance's shape problem and every solver's PF solve there as JSON (dump_instance); --threads: the solves
+// without each winner on up to N threads (AuctionLimits::threads; default 1; reentrant solvers only, CPU
+// times count every thread). Solvers run one after
 // the other on each instance, so machine load hits them alike.
 #include <time.h>
 
@@ -81,6 +83,7 @@ std::string app_family = "elastic";
 // --dump DIR: each instance's shape problem and every solver's PF solve, as JSON, for work on solvers outside
 // this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
 std::string dump_dir;
+int solve_threads = 1;  // --threads: AuctionLimits::threads
 
 Cluster bench_cluster(int gpus) {
   ClusterSpec spec{"bench", {}};
@@ -334,7 +337,7 @@ void run_instances(const std::string& columns, const Size& size, const std::vect
       auto solver = make_solver(name);
       const double cpu_start = cpu_ms();
       const auto start = std::chrono::steady_clock::now();
-      PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0, small_search_nodes(name)});
+      PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{budget, 0, small_search_nodes(name), solve_threads});
       const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
       SolverRuns& r = runs[name];
       r.cpu_ms.push_back(cpu_ms() - cpu_start);
@@ -531,6 +534,9 @@ int run(int argc, char** argv) {
     } else if (flag == "--min-bidders") {
       min_bidders = std::stoi(value);
       if (min_bidders < 1) throw std::invalid_argument("auction_bench: --min-bidders must be >= 1");
+    } else if (flag == "--threads") {
+      solve_threads = std::stoi(value);
+      if (solve_threads < 1) throw std::invalid_argument("auction_bench: --threads must be >= 1");
     } else if (flag == "--dump") {
       dump_dir = value;
     } else if (flag == "--solvers") {
@@ -547,10 +553,10 @@ int run(int argc, char** argv) {
     for (const Size& size : sizes) symmetry_counts(size, instances > 0 ? instances : 4);
     return 0;
   }
-  std::printf("budget %.3g s per auction; ms per auction (wall p50/p95/max, CPU p50/p95); proven: auctions with "
+  std::printf("budget %.3g s per auction, the solves without each winner on up to %d thread(s); ms per auction (wall p50/p95/max, CPU p50/p95); proven: auctions with "
               "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
               "proven, W* or a c_i differs by > 1e-7\n\n",
-              budget);
+              budget, solve_threads);
   if (!recorded.empty()) {
     if (!dump_dir.empty()) throw std::invalid_argument("auction_bench: --dump writes generated instances only");
     std::printf("| auction log | auctions timed of those with >= %d bidders | bidders p50 / max | GPUs offered p50 / max | rows "

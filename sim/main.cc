@@ -48,6 +48,7 @@ struct Common {
   std::string idle_rho = "whole-demand";
   long long small_search_nodes = -1;  // -1: the solver's default (default_small_search_nodes)
   long long solver_max_nodes = 200000;
+  int solver_threads = 0;
   std::string solver = "shape";
   std::string shapes = "on";
   std::string gang_reservation = "on";
@@ -88,6 +89,10 @@ void add_common(CLI::App* cmd, Common& c) {
   cmd->add_option("--small-search-nodes", c.small_search_nodes,
                   "Themis: each winner-determination solve first tries depth-first search up to this many nodes, "
                   "then the solver (0: the solver alone; default 2000 before shape, 20000 before cbc and bnb)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--solver-threads", c.solver_threads,
+                  "Themis: the solves without each winner on up to this many threads (0: the machine's cores, at "
+                  "most 8); the results are the same for every count")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--solver-max-nodes", c.solver_max_nodes,
                   "Themis: the solver's nodes per winner-determination solve; past them it keeps its best packing and "
@@ -192,6 +197,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   ps.gang_backfill = c.gang_backfill == "on";
   if (c.small_search_nodes >= 0) ps.small_search_nodes = c.small_search_nodes;
   ps.solver_max_nodes = c.solver_max_nodes;
+  ps.solver_threads = c.solver_threads;
   ps.shape_bids = c.shapes == "on";
   ps.solver = c.solver;
   ps.lease = c.lease;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
@@ -10,21 +11,29 @@
 namespace themis::arbiter {
 namespace {
 
+struct Solved {
+  PackingSolution solution;
+  bool ran = false;    // false: the budget was spent before its turn
+  bool small = false;  // small_search settled it
+};
+
 // One solve: the exact small search first (small_search.h), from the better of a greedy packing and
 // `known` (a feasible packing without `excluded`, or null); the solver when the search gives up.
-PackingSolution solve(const PackingProblem& problem, int excluded, const PackingChoice* known, WinnerSolver& solver,
-                      const SolveLimits& limits, const SolveHints& hints, std::int64_t small_search_nodes,
-                      PartialAllocation& out) {
-  ++out.solves;
+Solved solve(const PackingProblem& problem, int excluded, const PackingChoice* known, WinnerSolver& solver,
+             const SolveLimits& limits, const SolveHints& hints, std::int64_t small_search_nodes) {
+  Solved out;
+  out.ran = true;
   if (small_search_nodes > 0) {
     PackingChoice start = greedy_packing(problem, excluded);
     if (known && packing_value(problem, *known) > packing_value(problem, start)) start = *known;
     if (auto small = small_search(problem, excluded, start, small_search_nodes)) {
-      ++out.small_searches;
-      return std::move(*small);
+      out.small = true;
+      out.solution = std::move(*small);
+      return out;
     }
   }
-  return solver.solve(problem, excluded, limits, hints);
+  out.solution = solver.solve(problem, excluded, limits, hints);
+  return out;
 }
 
 }  // namespace
@@ -36,10 +45,14 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   PartialAllocation out;
   out.c.assign(n, 1.0);
 
-  std::vector<double> prices;
-  std::unique_ptr<SolverMemory> memory;
+  std::vector<double> pf_prices;
+  std::unique_ptr<SolverMemory> pf_memory;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 : 0, limits.max_nodes_per_solve};
-  out.pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &prices, &memory}, limits.small_search_nodes, out);
+  const Solved pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &pf_prices, &pf_memory},
+                          limits.small_search_nodes);
+  out.pf = pf.solution;
+  ++out.solves;
+  out.small_searches += pf.small ? 1 : 0;
   out.gap = out.pf.gap();
   out.proven_optimal = out.pf.proven_optimal;
   const double total = out.pf.value;
@@ -48,13 +61,59 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::vector<int> winners;
   for (std::size_t i = 0; i < n; ++i)
     if (out.pf.choice[i] >= 0) winners.push_back(static_cast<int>(i));
+
+  // After a PF solve the solver made, every solve without a winner starts from a copy of its own of what that
+  // solve left (the solver's prices and memory): its result depends on its own input alone, so those solves run
+  // side by side (a reentrant solver) and the outcome does not depend on how many threads there are. After a PF
+  // solve the small searches settled, the solves are small too (starting a thread would cost more) and run one
+  // after the other, each passing its prices and memory on to the next, on one thread whatever the setting.
+  const bool side_by_side = !pf.small;
+  std::vector<Solved> without(winners.size());
+  std::vector<double> chained_prices;
+  std::unique_ptr<SolverMemory> chained_memory;
+  auto run_from = [&](std::size_t start, std::size_t stride) {
+    std::size_t left = 0;
+    for (std::size_t k = start; k < winners.size(); k += stride) ++left;
+    for (std::size_t k = start; k < winners.size(); k += stride, --left) {
+      if (deadline.enabled() && deadline.passed()) return;
+      const auto i = static_cast<std::size_t>(winners[k]);
+      PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
+      without_i[i] = -1;
+      SolveLimits each{0, limits.max_nodes_per_solve};
+      if (deadline.enabled()) each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(left));
+      std::vector<double> own_prices;
+      std::unique_ptr<SolverMemory> own_memory;
+      if (side_by_side) {
+        own_prices = pf_prices;
+        if (pf_memory) own_memory = pf_memory->clone();
+      }
+      std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
+      std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
+      without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each,
+                         SolveHints{&without_i, &prices, &memory}, limits.small_search_nodes);
+    }
+  };
+  // Threads only for auctions whose PF solve searched enough for the rest to outweigh starting them (the outcome
+  // is the same either way).
+  constexpr std::int64_t kThreadsFromPfNodes = 500;
+  const std::size_t threads =
+      solver.reentrant() && side_by_side && out.pf.nodes >= kThreadsFromPfNodes
+          ? std::min<std::size_t>(static_cast<std::size_t>(std::max(1, limits.threads)), winners.size())
+          : 1;
+  if (threads <= 1) {
+    run_from(0, 1);
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run_from, t, threads);
+    run_from(0, threads);
+    for (std::thread& thread : pool) thread.join();
+  }
+
   for (std::size_t k = 0; k < winners.size(); ++k) {
     const auto i = static_cast<std::size_t>(winners[k]);
     const double gain_i = problem.bidders[i].rows[static_cast<std::size_t>(out.pf.choice[i])].gain;
     const double others_at_pf = total - gain_i;
-    PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
-    without_i[i] = -1;
-    if (deadline.enabled() && deadline.passed()) {
+    if (!without[k].ran) {
       // Out of time: the best of the PF packing minus i and a greedy packing stands in for W*_{-i}
       // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
       // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
@@ -70,11 +129,9 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       out.proven_optimal = false;
       continue;
     }
-    SolveLimits each{0, limits.max_nodes_per_solve};
-    if (deadline.enabled())
-      each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(winners.size() - k));
-    const PackingSolution solved = solve(problem, static_cast<int>(i), &without_i, solver, each,
-                                         SolveHints{&without_i, &prices, &memory}, limits.small_search_nodes, out);
+    const PackingSolution& solved = without[k].solution;
+    ++out.solves;
+    out.small_searches += without[k].small ? 1 : 0;
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own

@@ -16,6 +16,9 @@ struct AuctionLimits {
   // Each solve first tries small_search (small_search.h) up to this many nodes and calls the solver only
   // when it gives up; <= 0: the solver alone.
   std::int64_t small_search_nodes = 0;
+  // The solves without each winner run on up to this many threads when the solver is reentrant; the
+  // outcome is the same for any count (each solve starts from the PF solve's state, not from another's).
+  int threads = 1;
 };
 
 struct PartialAllocation {

@@ -174,6 +174,7 @@ class SubproblemBounds {
 
 // What one problem's solves share (SolveHints::memory).
 struct ShapeMemory final : SolverMemory {
+  std::unique_ptr<SolverMemory> clone() const override { return std::make_unique<ShapeMemory>(*this); }
   SubproblemBounds bounds;
 };
 

@@ -25,6 +25,7 @@ class ShapeSolver final : public WinnerSolver {
   static constexpr int kDefaultNodeSteps = 6;
   explicit ShapeSolver(int node_steps = kDefaultNodeSteps) : node_steps_(node_steps) {}
   std::string_view name() const override { return "shape"; }
+  bool reentrant() const override { return true; }
   PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
                         const SolveHints& hints) override;
 

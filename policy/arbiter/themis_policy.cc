@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "policy/arbiter/leftover.h"
 #include "policy/arbiter/machine_hold.h"
@@ -14,6 +15,15 @@
 #include "policy/arbiter/shape_problem.h"
 
 namespace themis::arbiter {
+
+namespace {
+
+int solver_threads(int setting) {
+  if (setting > 0) return setting;
+  return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+}
+
+}  // namespace
 
 ThemisPolicy::ThemisPolicy(ThemisSettings settings) : settings_(settings) {
   if (settings_.max_rows_per_bidder < 1)
@@ -151,7 +161,8 @@ RoundOutcome ThemisPolicy::auction_round(const RoundInput& input, const std::vec
       shapes ? std::move(shaped.packing) : make_packing_problem(offer, valid.accepted, settings_.max_rows_per_bidder);
   const auto solver = make_winner_solver(settings_.solver);
   const PartialAllocation pa =
-      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_cap()});
+      partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_cap(),
+                                                         solver_threads(settings_.solver_threads)});
 
   double objective = 0;
   for (const Bid& bid : valid.accepted) objective -= std::log(bid.rho_no_new);

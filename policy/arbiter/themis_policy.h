@@ -38,6 +38,9 @@ struct ThemisSettings {
   // Unset: default_small_search_nodes(solver).
   std::optional<std::int64_t> small_search_nodes;
   std::int64_t small_search_cap() const { return small_search_nodes.value_or(default_small_search_nodes(solver)); }
+  // The solves without each winner run on up to this many threads (a reentrant solver, after a PF solve the
+  // small searches did not settle); the outcome is the same for every count. 0: the machine's cores, at most 8.
+  int solver_threads = 0;
   int max_rows_per_bidder = 64;                       // best rows by gain; the rest are ignored
   // Rows as shapes (shape_problem.h) for every solver, not only `shape`: interchangeable bundles are one
   // row, concrete GPUs are chosen after the auction (docs/arbiter.md, "Shapes"; measured in

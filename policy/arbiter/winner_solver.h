@@ -39,6 +39,7 @@ std::int64_t default_small_search_nodes(SolverKind kind);
 class SolverMemory {
  public:
   virtual ~SolverMemory() = default;
+  virtual std::unique_ptr<SolverMemory> clone() const = 0;
 };
 
 // Optional help for a solve. Solving the same problem again without one bidder (the N+1 solves of the
@@ -61,6 +62,8 @@ class WinnerSolver {
   // problem.bidders.size() entries and is always feasible.
   virtual PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
                                 const SolveHints& hints) = 0;
+  // Whether solve() may run on several threads at once (it keeps no state of its own between calls).
+  virtual bool reentrant() const { return false; }
 };
 
 std::unique_ptr<WinnerSolver> make_winner_solver(SolverKind kind);

@@ -75,6 +75,34 @@ TEST(ShapeMemory, EveryWithoutSolveEqualsASolveFromNothingAndCbc) {
   EXPECT_GT(searched, 100);
 }
 
+// Each solve without a winner starts from a copy of what the PF solve left, so the auction's outcome is the same
+// on one thread as on four, also where a node cap stops solves before their proof (what they find then depends on
+// where they start; a solve that started from an earlier one's memory would differ with the thread count).
+TEST(ShapeMemory, TheOutcomeIsTheSameOnAnyNumberOfThreadsAlsoAtANodeCap) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(20261202);
+  int capped = 0, winners = 0;
+  for (int instance = 0; instance < 40; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem shaped = random_auction(rng, cluster, 14);
+    for (const std::int64_t cap : {std::int64_t{0}, std::int64_t{40}}) {
+      ShapeSolver solver;
+      const PartialAllocation one = partial_allocation(shaped.packing, solver, AuctionLimits{0, cap, 0, 1});
+      const PartialAllocation four = partial_allocation(shaped.packing, solver, AuctionLimits{0, cap, 0, 4});
+      EXPECT_EQ(one.pf.choice, four.pf.choice);
+      EXPECT_EQ(one.value_without, four.value_without);  // exactly: the same solves, whatever thread ran them
+      EXPECT_EQ(one.c, four.c);
+      EXPECT_EQ(one.gap, four.gap);
+      EXPECT_EQ(one.proven_optimal, four.proven_optimal);
+      EXPECT_EQ(one.solves, four.solves);
+      capped += cap > 0 && !one.proven_optimal ? 1 : 0;
+      for (const int c : one.pf.choice) winners += c >= 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(capped, 10);  // the cap stopped solves on many instances
+  EXPECT_GT(winners, 300);
+}
+
 TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
   const Cluster cluster = memory_cluster();
   Rng rng(7);

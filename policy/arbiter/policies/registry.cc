@@ -47,6 +47,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, const PolicySettings&
     if (!solver) throw std::invalid_argument("unknown solver '" + settings.solver + "' (" + std::string(kSolverNames) + ")");
     themis.solver = *solver;
     themis.solver_max_nodes = settings.solver_max_nodes;
+    themis.solver_threads = settings.solver_threads;
     if (settings.small_search_nodes) themis.small_search_nodes = *settings.small_search_nodes;
     themis.shape_bids = settings.shape_bids;
     themis.solver_seconds = settings.solver_seconds;

@@ -28,6 +28,7 @@ struct PolicySettings {
   // Themis' winner solver: no wall-clock budget (a budget would make results depend on the machine);
   // a node cap per solve bounds the time instead. <= 0: no cap.
   long long solver_max_nodes = 200000;
+  int solver_threads = 0;  // Themis: ThemisSettings::solver_threads
   // Themis: each solve first tries depth-first search up to this many nodes (ThemisSettings::small_search_nodes);
   // unset: the solver's default (default_small_search_nodes).
   std::optional<long long> small_search_nodes;
