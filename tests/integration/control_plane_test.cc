@@ -110,8 +110,11 @@ TEST_F(LostHost, KilledNodeletLosesItsLeasesAfterThreeHeartbeatsAndTheJobIsReauc
   cluster_->kill_node(victim, SIGKILL);
   ASSERT_TRUE(cluster_->wait_for([&] { return cluster_->sql("SELECT state FROM hosts WHERE name = '" + victim + "'") == "down"; }, 5s));
   const auto detected = std::chrono::steady_clock::now() - killed_at;
-  // Three lives of 100 ms, plus a tick: not before 300 ms, and well within two seconds.
-  EXPECT_GE(detected, 250ms);
+  // Down once silent for three lives of 100 ms, counted from the last heartbeat heard, which came up to one
+  // interval before the kill (more when the nodelet ran late): so not before 200 ms less that lateness (235 ms
+  // was seen under stress-ng, against a bound of 250 ms that assumed a heartbeat at the kill), and well within
+  // two seconds. 150 ms still tells three lives from one.
+  EXPECT_GE(detected, 150ms);
   EXPECT_LT(detected, 2s);
   EXPECT_EQ(cluster_->sql("SELECT count(*) FROM leases_active WHERE host = '" + victim + "'"), "0");
   // Re-auctioned onto the spare host, as attempt 2.
