@@ -93,13 +93,11 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
                          SolveHints{&without_i, &prices, &memory}, limits.small_search_nodes);
     }
   };
-  // Threads only for auctions whose PF solve searched enough for the rest to outweigh starting them (the outcome
-  // is the same either way).
-  constexpr std::int64_t kThreadsFromPfNodes = 500;
   const std::size_t threads =
-      solver.reentrant() && side_by_side && out.pf.nodes >= kThreadsFromPfNodes
+      solver.reentrant() && side_by_side && out.pf.nodes >= limits.threads_from_pf_nodes
           ? std::min<std::size_t>(static_cast<std::size_t>(std::max(1, limits.threads)), winners.size())
           : 1;
+  out.threads = static_cast<int>(threads);
   if (threads <= 1) {
     run_from(0, 1);
   } else {

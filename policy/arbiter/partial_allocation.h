@@ -16,9 +16,11 @@ struct AuctionLimits {
   // Each solve first tries small_search (small_search.h) up to this many nodes and calls the solver only
   // when it gives up; <= 0: the solver alone.
   std::int64_t small_search_nodes = 0;
-  // The solves without each winner run on up to this many threads when the solver is reentrant; the
-  // outcome is the same for any count (each solve starts from the PF solve's state, not from another's).
+  // The solves without each winner run on up to this many threads when the solver is reentrant and the PF
+  // solve searched at least `threads_from_pf_nodes` nodes (for fewer, starting threads costs more than it saves);
+  // the outcome is the same for any count (each solve starts from the PF solve's state, not from another's).
   int threads = 1;
+  std::int64_t threads_from_pf_nodes = 500;
 };
 
 struct PartialAllocation {
@@ -29,6 +31,7 @@ struct PartialAllocation {
   bool proven_optimal = true;     // every solve ran and proved its optimum (W* and every W*_{-i} exact)
   int solves = 0;
   int small_searches = 0;         // of the solves, those small_search finished
+  int threads = 1;                // the threads the solves without a winner ran on
 };
 
 // Time budget: half for the PF solve, the rest shared evenly by the winners' solves. Winners whose

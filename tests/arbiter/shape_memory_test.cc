@@ -81,25 +81,28 @@ TEST(ShapeMemory, EveryWithoutSolveEqualsASolveFromNothingAndCbc) {
 TEST(ShapeMemory, TheOutcomeIsTheSameOnAnyNumberOfThreadsAlsoAtANodeCap) {
   const Cluster cluster = memory_cluster();
   Rng rng(20261202);
-  int capped = 0, winners = 0;
+  int capped = 0, winners = 0, threaded = 0;
   for (int instance = 0; instance < 40; ++instance) {
     SCOPED_TRACE("instance " + std::to_string(instance));
     const ShapeProblem shaped = random_auction(rng, cluster, 14);
     for (const std::int64_t cap : {std::int64_t{0}, std::int64_t{40}}) {
       ShapeSolver solver;
       const PartialAllocation one = partial_allocation(shaped.packing, solver, AuctionLimits{0, cap, 0, 1});
-      const PartialAllocation four = partial_allocation(shaped.packing, solver, AuctionLimits{0, cap, 0, 4});
+      const PartialAllocation four = partial_allocation(shaped.packing, solver, AuctionLimits{0, cap, 0, 4, 0});
       EXPECT_EQ(one.pf.choice, four.pf.choice);
       EXPECT_EQ(one.value_without, four.value_without);  // exactly: the same solves, whatever thread ran them
       EXPECT_EQ(one.c, four.c);
       EXPECT_EQ(one.gap, four.gap);
       EXPECT_EQ(one.proven_optimal, four.proven_optimal);
       EXPECT_EQ(one.solves, four.solves);
+      EXPECT_EQ(one.threads, 1);
+      threaded += four.threads > 1 ? 1 : 0;
       capped += cap > 0 && !one.proven_optimal ? 1 : 0;
       for (const int c : one.pf.choice) winners += c >= 0 ? 1 : 0;
     }
   }
-  EXPECT_GT(capped, 10);  // the cap stopped solves on many instances
+  EXPECT_GT(capped, 10);    // the cap stopped solves on many instances
+  EXPECT_GT(threaded, 60);  // and the solves ran side by side on most
   EXPECT_GT(winners, 300);
 }
 
