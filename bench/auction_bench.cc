@@ -266,14 +266,20 @@ std::string base_solver(const std::string& name) {
   const auto plus = name.find('+');
   return plus == std::string::npos ? name : name.substr(plus + 1);
 }
+// The policy's solver kind a configuration runs (bnb-lagrangian is bnb, cbc-shape CBC, shape-root-prices shape).
+SolverKind solver_kind(const std::string& full_name) {
+  const std::string name = base_solver(full_name);
+  if (name == "bnb-lagrangian") return SolverKind::kBranchAndBound;
+  if (name == "cbc-shape") return SolverKind::kCbc;
+  if (name == "shape-root-prices") return SolverKind::kShape;
+  const auto kind = parse_solver_kind(name);
+  if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
+  return *kind;
+}
 std::int64_t small_search_nodes(const std::string& name) {
   if (name.rfind("dfs", 0) != 0 || name.find('+') == std::string::npos) return 0;
   const std::string digits = name.substr(3, name.find('+') - 3);
-  if (digits.empty()) {
-    const auto kind = parse_solver_kind(base_solver(name).substr(0, base_solver(name).find('-')));
-    return default_small_search_nodes(kind.value_or(SolverKind::kCbc));
-  }
-  return std::stoll(digits);
+  return digits.empty() ? default_small_search_nodes(solver_kind(name)) : std::stoll(digits);
 }
 
 bool solves_shapes(const std::string& full_name) {
@@ -284,11 +290,8 @@ bool solves_shapes(const std::string& full_name) {
 std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
-  if (name == "cbc-shape") return make_winner_solver(SolverKind::kCbc);
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
-  const auto kind = parse_solver_kind(name);
-  if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
-  return make_winner_solver(*kind);
+  return make_winner_solver(solver_kind(full_name));
 }
 
 // The shape problem (groups with their parents and capacities; per bidder, per row, its gain and what it asks

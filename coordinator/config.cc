@@ -39,7 +39,7 @@ const std::vector<std::string>& coordinator_keys() {
   static const std::vector<std::string> keys{
       "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
       "round_batch_window", "auction_budget", "probe_duration", "slow_loop_threshold", "insecure", "heartbeat_lives",
-      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "rounding", "solver", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
+      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "rounding", "solver", "solver_threads", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
       "admin_groups", "private_data", "backup_dir", "backup_keep", "notify_smtp", "webhook_allow"};
   return keys;
 }
@@ -237,6 +237,11 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
       if (!v || !arbiter::parse_solver_kind(*v))
         throw std::invalid_argument(at(path, node) + field + ": must be one of " + std::string(arbiter::kSolverNames));
       c.solver = *v;
+    } else if (k == "solver_threads") {
+      const auto v = toml_integer(node);
+      if (!v || *v < 0 || *v > 64)
+        throw std::invalid_argument(at(path, node) + field + ": must be an integer in 0..64 (0: the machine's cores, at most 8)");
+      c.solver_threads = static_cast<int>(*v);
     } else if (k == "fairness_knob") {
       const auto v = node.value<double>();
       if (!v || *v < 0 || *v >= 1) throw std::invalid_argument(at(path, node) + field + ": must be a number in [0, 1)");

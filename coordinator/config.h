@@ -48,6 +48,9 @@ struct CoordinatorConfig {
   // Themis' winner-determination solver after the depth-first search: "cbc", "shape" or "bnb" (docs/arbiter.md
   // "Solvers"). As themis-sim.
   std::string solver = "shape";
+  // Themis: the solves without each winner on up to this many threads (ThemisSettings::solver_threads; the
+  // outcome is the same for every count); 0: the machine's cores, at most 8. As themis-sim's --solver-threads.
+  int solver_threads = 0;
   long long seed = 1;
   // round_records keeps the newest this many rounds (a few KB each; docs/planner.md "Recorded rounds"); 0: all.
   long long round_records_kept = 10'000;

@@ -12,6 +12,7 @@ std::unique_ptr<arbiter::Policy> make_coordinator_policy(const CoordinatorConfig
   settings.gang_backfill = config.gang_backfill;
   settings.rounding = config.rounding;
   settings.solver = config.solver;
+  settings.solver_threads = config.solver_threads;
   settings.lease = static_cast<double>(config.lease_duration_ms) / 1000.0;
   settings.solver_seconds = auction_budget_seconds(config);
   return arbiter::policies::make_policy(config.policy, settings);

@@ -1,6 +1,7 @@
 #include "policy/arbiter/partial_allocation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <thread>
 
@@ -71,41 +72,58 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::vector<Solved> without(winners.size());
   std::vector<double> chained_prices;
   std::unique_ptr<SolverMemory> chained_memory;
-  auto run_from = [&](std::size_t start, std::size_t stride) {
-    std::size_t left = 0;
-    for (std::size_t k = start; k < winners.size(); k += stride) ++left;
-    for (std::size_t k = start; k < winners.size(); k += stride, --left) {
+  const std::size_t most_threads =
+      solver.reentrant() && side_by_side ? std::min<std::size_t>(static_cast<std::size_t>(std::max(1, limits.threads)), winners.size()) : 1;
+  // The solves are taken in order from one counter by whichever thread is free, so a long solve does not hold
+  // up the ones behind it. Helpers start once the solves have searched `threads_from_nodes` nodes (the PF
+  // solve's, then those the calling thread finished one by one), so auctions that stay small never pay for a
+  // thread; that point depends on node counts alone, so the threads used are the same from run to run.
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> running{1};
+  auto solve_next = [&](std::size_t k) {
+    const auto i = static_cast<std::size_t>(winners[k]);
+    PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
+    without_i[i] = -1;
+    SolveLimits each{0, limits.max_nodes_per_solve};
+    if (deadline.enabled()) {
+      // The budget left, shared by the solves not yet started, `running` at a time.
+      const std::size_t left = winners.size() - k;
+      const std::size_t at_once = std::max<std::size_t>(1, std::min(left, running.load()));
+      each.max_seconds = std::max(1e-6, deadline.remaining() * static_cast<double>(at_once) / static_cast<double>(left));
+    }
+    std::vector<double> own_prices;
+    std::unique_ptr<SolverMemory> own_memory;
+    if (side_by_side) {
+      own_prices = pf_prices;
+      if (pf_memory) own_memory = pf_memory->clone();
+    }
+    std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
+    std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
+    without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each,
+                       SolveHints{&without_i, &prices, &memory}, getenv("EXP_NOSMALL") && !pf.small ? 0 : limits.small_search_nodes);
+  };
+  auto take_solves = [&] {
+    for (std::size_t k = next++; k < winners.size(); k = next++) {
       if (deadline.enabled() && deadline.passed()) return;
-      const auto i = static_cast<std::size_t>(winners[k]);
-      PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
-      without_i[i] = -1;
-      SolveLimits each{0, limits.max_nodes_per_solve};
-      if (deadline.enabled()) each.max_seconds = std::max(1e-6, deadline.remaining() / static_cast<double>(left));
-      std::vector<double> own_prices;
-      std::unique_ptr<SolverMemory> own_memory;
-      if (side_by_side) {
-        own_prices = pf_prices;
-        if (pf_memory) own_memory = pf_memory->clone();
-      }
-      std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
-      std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
-      without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each,
-                         SolveHints{&without_i, &prices, &memory}, limits.small_search_nodes);
+      solve_next(k);
     }
   };
-  const std::size_t threads =
-      solver.reentrant() && side_by_side && out.pf.nodes >= limits.threads_from_pf_nodes
-          ? std::min<std::size_t>(static_cast<std::size_t>(std::max(1, limits.threads)), winners.size())
-          : 1;
-  out.threads = static_cast<int>(threads);
-  if (threads <= 1) {
-    run_from(0, 1);
-  } else {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run_from, t, threads);
-    run_from(0, threads);
-    for (std::thread& thread : pool) thread.join();
+  std::vector<std::thread> helpers;
+  std::int64_t searched = out.pf.nodes;
+  for (std::size_t k = next++; k < winners.size(); k = next++) {
+    if (helpers.empty() && most_threads > 1 && searched >= limits.threads_from_nodes) {
+      --next;  // k is not started: the helpers and this thread take it and the rest from the counter
+      running = most_threads;
+      for (std::size_t t = 1; t < most_threads; ++t) helpers.emplace_back(take_solves);
+      take_solves();
+      break;
+    }
+    if (deadline.enabled() && deadline.passed()) break;
+    solve_next(k);
+    searched += without[k].solution.nodes;
   }
+  for (std::thread& helper : helpers) helper.join();
+  out.threads = helpers.empty() ? 1 : static_cast<int>(most_threads);
 
   for (std::size_t k = 0; k < winners.size(); ++k) {
     const auto i = static_cast<std::size_t>(winners[k]);

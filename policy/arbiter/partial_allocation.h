@@ -16,11 +16,12 @@ struct AuctionLimits {
   // Each solve first tries small_search (small_search.h) up to this many nodes and calls the solver only
   // when it gives up; <= 0: the solver alone.
   std::int64_t small_search_nodes = 0;
-  // The solves without each winner run on up to this many threads when the solver is reentrant and the PF
-  // solve searched at least `threads_from_pf_nodes` nodes (for fewer, starting threads costs more than it saves);
-  // the outcome is the same for any count (each solve starts from the PF solve's state, not from another's).
+  // The solves without each winner run on up to this many threads when the solver is reentrant, from the
+  // point where the solves so far (the PF solve's, then those finished one by one) searched at least
+  // `threads_from_nodes` nodes (for fewer, starting threads costs more than it saves); the outcome is the same
+  // for any count (each solve starts from the PF solve's state, not from another's).
   int threads = 1;
-  std::int64_t threads_from_pf_nodes = 500;
+  std::int64_t threads_from_nodes = 500;
 };
 
 struct PartialAllocation {

@@ -18,14 +18,16 @@ namespace themis::arbiter {
 
 namespace {
 
-int solver_threads(int setting) {
+int resolve_solver_threads(int setting) {
+  if (setting < 0) throw std::invalid_argument("themis: solver_threads must be >= 0 (0: the machine's cores), got " + std::to_string(setting));
   if (setting > 0) return setting;
   return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
 }
 
 }  // namespace
 
-ThemisPolicy::ThemisPolicy(ThemisSettings settings) : settings_(settings) {
+ThemisPolicy::ThemisPolicy(ThemisSettings settings)
+    : settings_(settings), solver_threads_(resolve_solver_threads(settings.solver_threads)) {
   if (settings_.max_rows_per_bidder < 1)
     throw std::invalid_argument("themis: max_rows_per_bidder must be >= 1, got " +
                                 std::to_string(settings_.max_rows_per_bidder));
@@ -162,7 +164,7 @@ RoundOutcome ThemisPolicy::auction_round(const RoundInput& input, const std::vec
   const auto solver = make_winner_solver(settings_.solver);
   const PartialAllocation pa =
       partial_allocation(problem, *solver, AuctionLimits{settings_.solver_seconds, settings_.solver_max_nodes, settings_.small_search_cap(),
-                                                         solver_threads(settings_.solver_threads)});
+                                                         solver_threads_});
 
   double objective = 0;
   for (const Bid& bid : valid.accepted) objective -= std::log(bid.rho_no_new);

@@ -96,6 +96,7 @@ class ThemisPolicy final : public Policy {
   // `input` with `held` (sorted) taken out of its free GPUs.
   static RoundInput without(const RoundInput& input, std::span<const GpuIndex> held);
   ThemisSettings settings_;
+  int solver_threads_;  // settings_.solver_threads, 0 resolved to the machine's cores once
   std::vector<BidRejection> last_rejections_;
 };
 

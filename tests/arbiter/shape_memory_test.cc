@@ -106,6 +106,38 @@ TEST(ShapeMemory, TheOutcomeIsTheSameOnAnyNumberOfThreadsAlsoAtANodeCap) {
   EXPECT_GT(winners, 300);
 }
 
+// Threads start once the solves so far have searched `threads_from_nodes` nodes: never in an auction that stays
+// below it, after the first solve without a winner when the PF solve alone falls just short of it. Whichever,
+// the outcome is the same.
+TEST(ShapeMemory, ThreadsStartOnceTheSolvesHaveSearchedEnoughNodes) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(20261203);
+  int late_starts = 0;
+  for (int instance = 0; instance < 40; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem shaped = random_auction(rng, cluster, 14);
+    ShapeSolver solver;
+    const PartialAllocation one = partial_allocation(shaped.packing, solver, AuctionLimits{0, 0, 0, 1});
+    int winners = 0;
+    for (const int c : one.pf.choice) winners += c >= 0 ? 1 : 0;
+    const PartialAllocation never =
+        partial_allocation(shaped.packing, solver, AuctionLimits{0, 0, 0, 4, std::int64_t{1} << 40});
+    EXPECT_EQ(never.threads, 1);
+    const PartialAllocation late = partial_allocation(shaped.packing, solver, AuctionLimits{0, 0, 0, 4, one.pf.nodes + 1});
+    EXPECT_EQ(late.value_without, one.value_without);
+    EXPECT_EQ(late.c, one.c);
+    EXPECT_EQ(never.c, one.c);
+    // The first solve without a winner searches at least its root, so the helpers start for the second.
+    if (winners >= 2) {
+      EXPECT_EQ(late.threads, std::min(4, winners));
+      ++late_starts;
+    } else {
+      EXPECT_EQ(late.threads, 1);
+    }
+  }
+  EXPECT_GT(late_starts, 20);
+}
+
 TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
   const Cluster cluster = memory_cluster();
   Rng rng(7);

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "test_apps.h"
@@ -243,6 +245,26 @@ TEST(ThemisPolicy, MalformedBidsAreDroppedNotFatal) {
   int granted = 0;
   for (const auto& g : out.grants) granted += static_cast<int>(g.gpus.size());
   EXPECT_EQ(granted, 4);
+}
+
+TEST(ThemisPolicy, BadSettingsAreRefusedAndSayWhich) {
+  const auto message = [](ThemisSettings settings) {
+    try {
+      ThemisPolicy policy(settings);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  ThemisSettings threads;
+  threads.solver_threads = -1;
+  EXPECT_NE(message(threads).find("solver_threads must be >= 0"), std::string::npos) << message(threads);
+  ThemisSettings rows;
+  rows.max_rows_per_bidder = 0;
+  EXPECT_NE(message(rows).find("max_rows_per_bidder must be >= 1"), std::string::npos) << message(rows);
+  ThemisSettings fine;
+  fine.solver_threads = 3;
+  EXPECT_EQ(message(fine), "accepted");
 }
 
 TEST(ThemisPolicy, OfferBoundedFilterLetsTheWorstAppUseTheWholeOfferItCanUse) {

@@ -91,6 +91,16 @@ TEST_F(ConfigFile, ReservedKeysAndTheUsersTableAreAccepted) {
   EXPECT_NE(coordinator_error("[users]\nalice = 3\n").find(":2:9: users.alice: must be a string"), std::string::npos);
 }
 
+TEST_F(ConfigFile, SolverThreadsIsACountWithinRange) {
+  EXPECT_EQ(coordinator_error("[coordinator]\nsolver_threads = 2\n"), "");
+  EXPECT_EQ(coordinator_error("[coordinator]\nsolver_threads = 0\n"), "");
+  for (const char* bad : {"-1", "65", "\"2\"", "1.5"})
+    EXPECT_NE(coordinator_error(std::string("[coordinator]\nsolver_threads = ") + bad + "\n")
+                  .find(":2:18: coordinator.solver_threads: must be an integer in 0..64"),
+              std::string::npos)
+        << bad;
+}
+
 TEST_F(ConfigFile, UnknownPolicyListsTheValidOnes) {
   const auto e = coordinator_error("[coordinator]\npolicy = \"themsi\"\n");
   EXPECT_NE(e.find(":2:10: coordinator.policy: unknown policy 'themsi' (did you mean 'themis'?); policies: themis, gandiva,"),
