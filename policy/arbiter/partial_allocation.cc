@@ -99,8 +99,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
     std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
-    without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each,
-                       SolveHints{&without_i, &prices, &memory}, getenv("EXP_NOSMALL") && !pf.small ? 0 : limits.small_search_nodes);
+    // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
+    // winners as well, after as many nodes each: those go to the solver at once.
+    without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
+                       side_by_side ? 0 : limits.small_search_nodes);
   };
   auto take_solves = [&] {
     for (std::size_t k = next++; k < winners.size(); k = next++) {

@@ -14,7 +14,8 @@ struct AuctionLimits {
   double max_seconds = 0;               // for all N+1 solves together; <= 0: none
   std::int64_t max_nodes_per_solve = 0;  // <= 0: none
   // Each solve first tries small_search (small_search.h) up to this many nodes and calls the solver only
-  // when it gives up; <= 0: the solver alone.
+  // when it gives up; where it gave up on the PF solve, the solves without a winner go to the solver at once.
+  // <= 0: the solver alone.
   std::int64_t small_search_nodes = 0;
   // The solves without each winner run on up to this many threads when the solver is reentrant, from the
   // point where the solves so far (the PF solve's, then those finished one by one) searched at least

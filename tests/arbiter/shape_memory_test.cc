@@ -10,9 +10,11 @@
 
 #include "core/rng.h"
 #include "policy/arbiter/cbc_solver.h"
+#include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/shape_problem.h"
 #include "policy/arbiter/shape_solver.h"
+#include "policy/arbiter/small_search.h"
 #include "test_apps.h"
 
 namespace themis::arbiter {
@@ -136,6 +138,37 @@ TEST(ShapeMemory, ThreadsStartOnceTheSolvesHaveSearchedEnoughNodes) {
     }
   }
   EXPECT_GT(late_starts, 20);
+}
+
+// Where the small searches give up on the PF solve, the solves without its winners go to the solver at once
+// (they would give up as well, after as many nodes each); the outcome is that of running them first.
+TEST(ShapeMemory, AfterTheSmallSearchesGaveUpOnThePfSolveTheSolverTakesTheRest) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(20261204);
+  constexpr std::int64_t kCap = 300;
+  int gave_up = 0, settled = 0;
+  for (int instance = 0; instance < 40; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem shaped = random_auction(rng, cluster, 14);
+    const PackingProblem& problem = shaped.packing;
+    ShapeSolver solver;
+    const PartialAllocation plain = partial_allocation(problem, solver, AuctionLimits{0, 0, 0, 1});
+    const PartialAllocation first = partial_allocation(problem, solver, AuctionLimits{0, 0, kCap, 1});
+    EXPECT_EQ(first.pf.value, plain.pf.value);
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+      EXPECT_NEAR(first.value_without[i], plain.value_without[i], 1e-9) << "bidder " << i;
+      EXPECT_NEAR(first.c[i], plain.c[i], 1e-9) << "bidder " << i;
+    }
+    if (small_search(problem, -1, greedy_packing(problem, -1), kCap)) {
+      ++settled;
+      EXPECT_GE(first.small_searches, 1);
+    } else {
+      ++gave_up;
+      EXPECT_EQ(first.small_searches, 0);
+    }
+  }
+  EXPECT_GT(gave_up, 5);
+  EXPECT_GT(settled, 5);
 }
 
 TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
