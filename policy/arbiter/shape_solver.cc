@@ -231,6 +231,7 @@ class Search {
         if (used[i] != 0) items_from_[d].push_back(static_cast<int>(i));
     }
     pick_.assign(bidders_.size(), -1);
+    fitting_ranges_.assign(bidders_.size(), {0, 0});
     best_lambda_.resize(residual_.size());
     subgradient_.resize(residual_.size());
     orders_.resize(bidders_.size());
@@ -254,8 +255,30 @@ class Search {
     }
   }
 
-  // Lagrangian bound of bidders [depth, end) on the residual capacities with prices `lambda`;
-  // `pick` receives each bidder's best row (-1: none) when given.
+  // The rows of bidders [depth, end) that fit the residual capacities, for the bounds and children of one
+  // node (the residual does not change while its bound is computed and its subgradient steps run).
+  void collect_fitting(std::size_t depth) {
+    fitting_.clear();
+    for (std::size_t k = depth; k < bidders_.size(); ++k) {
+      const int begin = static_cast<int>(fitting_.size());
+      if (k != excluded_position_) {
+        const auto [first, last] = row_ranges_[k];
+        for (int r = first; r < last; ++r) {
+          const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
+          bool fits = true;
+          for (int l = row.begin; l < row.end && fits; ++l) {
+            const Load& load = flat_loads_[static_cast<std::size_t>(l)];
+            fits = load.units <= residual_[static_cast<std::size_t>(load.item)];
+          }
+          if (fits) fitting_.push_back(r);
+        }
+      }
+      fitting_ranges_[k] = {begin, static_cast<int>(fitting_.size())};
+    }
+  }
+
+  // Lagrangian bound of bidders [depth, end) on the residual capacities with prices `lambda`, over the rows
+  // collect_fitting(depth) found; `pick` receives each bidder's best row (-1: none) when given.
   // `priced`: Σ_i λ_i·residual_i when the caller has it.
   double bound(std::size_t depth, const std::vector<double>& lambda, std::vector<int>* pick,
                double priced = std::numeric_limits<double>::quiet_NaN()) const {
@@ -265,29 +288,21 @@ class Search {
       for (std::size_t i = 0; i < residual_.size(); ++i) total += lambda[i] * residual_[i];
     }
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
-      if (k == excluded_position_) {
-        if (pick != nullptr) (*pick)[k] = -1;
-        continue;
-      }
       double best = 0;
       int best_row = -1;
-      const auto [first, last] = row_ranges_[k];
-      for (int r = first; r < last; ++r) {
+      const auto [begin, end] = fitting_ranges_[k];  // empty for the excluded bidder
+      for (int f = begin; f < end; ++f) {
+        const int r = fitting_[static_cast<std::size_t>(f)];
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
         if (row.gain <= best) break;  // sorted by gain: reduced gain cannot beat `best`
         double reduced = row.gain;
-        bool fits = true;
         for (int l = row.begin; l < row.end; ++l) {
           const Load& load = flat_loads_[static_cast<std::size_t>(l)];
-          if (load.units > residual_[static_cast<std::size_t>(load.item)]) {
-            fits = false;
-            break;
-          }
           reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
         }
-        if (fits && reduced > best) {
+        if (reduced > best) {
           best = reduced;
-          best_row = r - first;
+          best_row = r - row_ranges_[k].first;
         }
       }
       total += best;
@@ -411,6 +426,7 @@ class Search {
 
     std::vector<double>& lambda = lambda_stack_[depth + 1];
     lambda = lambda_stack_[depth];
+    collect_fitting(depth);
     double b = bound(depth, lambda, &pick_);
     if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target, b);
     b = std::min(b, known);
@@ -421,22 +437,19 @@ class Search {
     double best = 0;  // over the children: a row's gain plus the bound of its subtree
     if (depth != excluded_position_) {
       // Children: the rows that fit, best reduced gain first, then none.
-      const auto [first, last] = row_ranges_[depth];
+      const int first = row_ranges_[depth].first;
       std::vector<std::pair<double, int>>& order = orders_[depth];
       order.clear();
-      for (int r = first; r < last; ++r) {
+      const auto [begin, end] = fitting_ranges_[depth];
+      for (int f = begin; f < end; ++f) {
+        const int r = fitting_[static_cast<std::size_t>(f)];
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
         double reduced = row.gain;
-        bool fits = true;
         for (int l = row.begin; l < row.end; ++l) {
           const Load& load = flat_loads_[static_cast<std::size_t>(l)];
-          if (load.units > residual_[static_cast<std::size_t>(load.item)]) {
-            fits = false;
-            break;
-          }
           reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
         }
-        if (fits) order.push_back({reduced, r - first});
+        order.push_back({reduced, r - first});
       }
       std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
       for (const auto& [reduced, r] : order) {
@@ -480,6 +493,8 @@ class Search {
   std::vector<std::pair<int, int>> row_ranges_;         // per position: its rows in flat_rows_
   std::vector<std::vector<int>> items_from_;            // per position: the items bidders [position, end) draw from
   std::vector<int> pick_, active_;                      // scratch of optimise()
+  std::vector<int> fitting_;                            // collect_fitting(): rows into flat_rows_, bidder after bidder
+  std::vector<std::pair<int, int>> fitting_ranges_;     // per position: its fitting rows in fitting_
   std::vector<double> best_lambda_, subgradient_;       // scratch of optimise()
   std::vector<std::vector<std::pair<double, int>>> orders_;  // per depth: the children, best first
   std::vector<int> path_;
@@ -508,6 +523,7 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   const bool warm = prices.size() == search.item_count();
   if (!warm) prices.assign(search.item_count(), 0.0);
   std::vector<double> lambda = prices;
+  search.collect_fitting(0);
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
   const bool complete = search.run(std::move(lambda), node_steps_);
