@@ -79,7 +79,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // solve's, then those the calling thread finished one by one), so auctions that stay small never pay for a
   // thread; that point depends on node counts alone, so the threads used are the same from run to run.
   std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> running{1};
+  std::size_t running = 1;  // set before the helpers start, read by them after
   auto solve_next = [&](std::size_t k) {
     const auto i = static_cast<std::size_t>(winners[k]);
     PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
@@ -88,7 +88,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     if (deadline.enabled()) {
       // The budget left, shared by the solves not yet started, `running` at a time.
       const std::size_t left = winners.size() - k;
-      const std::size_t at_once = std::max<std::size_t>(1, std::min(left, running.load()));
+      const std::size_t at_once = std::max<std::size_t>(1, std::min(left, running));
       each.max_seconds = std::max(1e-6, deadline.remaining() * static_cast<double>(at_once) / static_cast<double>(left));
     }
     std::vector<double> own_prices;

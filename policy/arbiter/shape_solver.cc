@@ -295,11 +295,7 @@ class Search {
         const int r = fitting_[static_cast<std::size_t>(f)];
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
         if (row.gain <= best) break;  // sorted by gain: reduced gain cannot beat `best`
-        double reduced = row.gain;
-        for (int l = row.begin; l < row.end; ++l) {
-          const Load& load = flat_loads_[static_cast<std::size_t>(l)];
-          reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
-        }
+        const double reduced = reduced_gain(row, lambda);
         if (reduced > best) {
           best = reduced;
           best_row = r - row_ranges_[k].first;
@@ -444,11 +440,7 @@ class Search {
       for (int f = begin; f < end; ++f) {
         const int r = fitting_[static_cast<std::size_t>(f)];
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
-        double reduced = row.gain;
-        for (int l = row.begin; l < row.end; ++l) {
-          const Load& load = flat_loads_[static_cast<std::size_t>(l)];
-          reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
-        }
+        const double reduced = reduced_gain(row, lambda);
         order.push_back({reduced, r - first});
       }
       std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
@@ -488,6 +480,15 @@ class Search {
     double gain;
     int begin, end;  // its loads in flat_loads_
   };
+  // A row's gain less the prices of the units it takes.
+  double reduced_gain(const FlatRow& row, const std::vector<double>& lambda) const {
+    double reduced = row.gain;
+    for (int l = row.begin; l < row.end; ++l) {
+      const Load& load = flat_loads_[static_cast<std::size_t>(l)];
+      reduced -= lambda[static_cast<std::size_t>(load.item)] * load.units;
+    }
+    return reduced;
+  }
   std::vector<FlatRow> flat_rows_;                      // every bidder's rows, bidder after bidder
   std::vector<Load> flat_loads_;
   std::vector<std::pair<int, int>> row_ranges_;         // per position: its rows in flat_rows_
