@@ -257,7 +257,8 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // A solver configuration: "bnb", "cbc", "shape", "bnb-lagrangian" (bnb without its LP search: the
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
-// prices throughout (no subgradient steps at the nodes). "dfs+NAME": each solve first tries the
+// prices throughout (no subgradient steps at the nodes); "shape-lagrangian" is `shape` without LP bounds
+// (its subgradient steps alone, as it was before them). "dfs+NAME": each solve first tries the
 // depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
 // default_small_search_nodes), then NAME.
 // "dfsN+NAME": the same with N nodes (and N layered states).
@@ -271,7 +272,7 @@ SolverKind solver_kind(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return SolverKind::kBranchAndBound;
   if (name == "cbc-shape") return SolverKind::kCbc;
-  if (name == "shape-root-prices") return SolverKind::kShape;
+  if (name == "shape-root-prices" || name == "shape-lagrangian") return SolverKind::kShape;
   const auto kind = parse_solver_kind(name);
   if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
   return *kind;
@@ -284,13 +285,14 @@ std::int64_t small_search_nodes(const std::string& name) {
 
 bool solves_shapes(const std::string& full_name) {
   const std::string name = base_solver(full_name);
-  return name == "shape" || name == "cbc-shape" || name == "shape-root-prices";
+  return name == "shape" || name == "cbc-shape" || name == "shape-root-prices" || name == "shape-lagrangian";
 }
 
 std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
+  if (name == "shape-lagrangian") return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, 0);
   return make_winner_solver(solver_kind(full_name));
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 // The LP relaxation of a packing, kept warm across re-solves (branch and bound nodes, the N+1 solves of
-// the partial allocation): maximise Σ gain·x over rows, Σ x <= 1 per bidder and per item,
-// lower_r <= x_r <= upper_r with bounds in {0, 1}. Only the branch and bound's guide: its item duals
-// are the best Lagrangian prices (with them the Lagrangian bound Σ_g λ_g + Σ_b max(0, max_r gain_r −
-// λ(r)) equals the LP bound), but the search computes every bound it prunes with itself, from λ >= 0,
-// so LP tolerances never decide optimality.
+// the partial allocation): maximise Σ gain·x over rows, Σ x <= 1 per bidder, Σ units·x <= capacity per
+// item, lower_r <= x_r <= upper_r with bounds in {0, 1}. Only a guide for the searches: its item duals
+// are the best Lagrangian prices (with them the Lagrangian bound Σ_i λ_i·capacity_i + Σ_b max(0, max_r
+// gain_r − Σ_i λ_i·units_ri) equals the LP bound), but the searches compute every bound they prune or
+// report with themselves, from λ >= 0, so LP tolerances never decide optimality.
 #include <memory>
 #include <span>
 #include <vector>
@@ -14,17 +14,23 @@ namespace themis::arbiter {
 struct LpColumn {
   int bidder = 0;  // 0 .. bidder_count − 1
   double gain = 0;
-  const std::vector<int>* items = nullptr;  // 0 .. item_count − 1, sorted
+  // 0 .. item_count − 1, sorted; an item repeats once per unit the row takes of it.
+  const std::vector<int>* items = nullptr;
 };
 
 class PackingLp {
  public:
-  PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns);
+  // `capacity`: units of each item; empty: one unit each.
+  PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns,
+            std::span<const int> capacity = {});
   ~PackingLp();
   PackingLp(const PackingLp&) = delete;
   PackingLp& operator=(const PackingLp&) = delete;
+  // A copy with the same bounds and the same basis, so that it re-solves warm.
+  std::unique_ptr<PackingLp> clone() const;
 
   void set_bounds(int column, double lower, double upper);
+  void set_capacity(int item, double capacity);
   // Dual simplex from the current basis, for at most `max_seconds` (<= 0: no limit); false if the LP
   // was not solved to optimality.
   bool solve(double max_seconds);
@@ -33,6 +39,7 @@ class PackingLp {
   void item_prices(std::vector<double>& prices) const;
 
  private:
+  PackingLp();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

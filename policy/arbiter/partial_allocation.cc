@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "policy/arbiter/deadline.h"
@@ -35,6 +36,26 @@ Solved solve(const PackingProblem& problem, int excluded, const PackingChoice* k
   }
   out.solution = solver.solve(problem, excluded, limits, hints);
   return out;
+}
+
+// The Lagrangian bound of `problem` without `excluded` at item prices λ >= 0 (valid for any such λ):
+// Σ_items λ·capacity + Σ_{bidders but excluded} max(0, max_row gain − Σ_{its units} λ). +inf when the
+// prices do not fit the problem.
+double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices) {
+  if (prices.size() != static_cast<std::size_t>(problem.item_count)) return std::numeric_limits<double>::infinity();
+  double total = 0;
+  for (int i = 0; i < problem.item_count; ++i) total += std::max(0.0, prices[static_cast<std::size_t>(i)]) * problem.capacity(i);
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+    if (static_cast<int>(b) == excluded) continue;
+    double best = 0;
+    for (const PackingRow& row : problem.bidders[b].rows) {
+      double reduced = row.gain;
+      for (int item : row.items) reduced -= std::max(0.0, prices[static_cast<std::size_t>(item)]);
+      best = std::max(best, reduced);
+    }
+    total += best;
+  }
+  return total;
 }
 
 }  // namespace
@@ -140,7 +161,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;
-      const double bound = std::min(trivial_bound, out.pf.bound);
+      // The PF solve's prices bound the problem without i too, by i's term less.
+      const double bound = std::min({trivial_bound, out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices)});
       if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
       out.value_without[i] = best_without;
       out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
@@ -153,7 +175,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
     if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own
-      const double bound = std::min(solved.bound, out.pf.bound);
+      const double bound = std::min({solved.bound, out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices)});
       if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
     }
     out.value_without[i] = best_without;

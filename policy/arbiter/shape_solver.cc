@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
+#include "policy/arbiter/packing_lp.h"
 
 namespace themis::arbiter {
 
@@ -172,10 +174,33 @@ class SubproblemBounds {
   std::vector<int> words_;                   // the keys, back to back
 };
 
+// The shape problem's LP relaxation (packing_lp.h) over the search's rows, columns in flat_rows_ order, with
+// the bounds last set on it, so that the next solve changes only what differs and starts from its basis.
+struct LpState {
+  const PackingProblem* problem = nullptr;
+  std::unique_ptr<PackingLp> lp;
+  std::vector<char> open;      // per column: upper bound 1 (else 0)
+  std::vector<int> capacity;   // per item: the row's upper bound
+};
+
 // What one problem's solves share (SolveHints::memory).
 struct ShapeMemory final : SolverMemory {
+  ShapeMemory() = default;
+  ShapeMemory(const ShapeMemory& other) : bounds(other.bounds) {
+    lp.problem = other.lp.problem;
+    if (other.lp.lp) {
+      // The solves without each winner copy the PF solve's memory on several threads at once; CLP does not
+      // promise that copying a model only reads it, so the copies are taken one at a time.
+      static std::mutex copying;
+      const std::lock_guard<std::mutex> lock(copying);
+      lp.lp = other.lp.lp->clone();
+    }
+    lp.open = other.lp.open;
+    lp.capacity = other.lp.capacity;
+  }
   std::unique_ptr<SolverMemory> clone() const override { return std::make_unique<ShapeMemory>(*this); }
   SubproblemBounds bounds;
+  LpState lp;
 };
 
 class Search {
@@ -243,8 +268,11 @@ class Search {
       *memory = std::make_unique<ShapeMemory>();
       kept = static_cast<ShapeMemory*>(memory->get());
     }
-    bounds_ = &(kept != nullptr ? kept : &own_memory_)->bounds;
+    ShapeMemory& shared = kept != nullptr ? *kept : own_memory_;
+    bounds_ = &shared.bounds;
     bounds_->use_for(&problem, bidders_, residual_.size());
+    lp_ = &shared.lp;
+    if (lp_->problem != &problem) *lp_ = LpState{};
   }
 
   void offer_incumbent(const PackingChoice& choice) {
@@ -369,9 +397,84 @@ class Search {
     return best;
   }
 
+  // The LP bound of bidders [depth, end) on the residual capacities, over the rows collect_fitting(depth)
+  // found: CLP's item duals priced by bound() itself, so it is valid whatever CLP's tolerances; +inf when the
+  // LP was not solved. Leaves the duals in lp_prices_ and each bidder's best row under them in lp_pick_.
+  double lp_bound(std::size_t depth) {
+    std::fill(lp_want_.begin(), lp_want_.end(), 0);
+    for (std::size_t k = depth; k < bidders_.size(); ++k) {
+      const auto [begin, end] = fitting_ranges_[k];
+      for (int f = begin; f < end; ++f) lp_want_[static_cast<std::size_t>(fitting_[static_cast<std::size_t>(f)])] = 1;
+    }
+    if (!lp_solve()) return std::numeric_limits<double>::infinity();
+    lp_pick_.resize(bidders_.size());
+    return bound(depth, lp_prices_, &lp_pick_);
+  }
+
+  // The root's LP bound, for the reported bound of a solve the limits stopped; +inf when not solved.
+  double lp_root_bound() {
+    for (std::size_t k = 0; k < bidders_.size(); ++k) {
+      const auto [first, last] = row_ranges_[k];
+      for (int r = first; r < last; ++r) lp_want_[static_cast<std::size_t>(r)] = k == excluded_position_ ? 0 : 1;
+    }
+    const std::vector<int> residual = residual_;
+    for (int i = 0; i < problem_.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem_.capacity(i);
+    double total = std::numeric_limits<double>::infinity();
+    if (lp_solve()) {
+      total = 0;
+      for (std::size_t i = 0; i < residual_.size(); ++i) total += lp_prices_[i] * residual_[i];
+      for (std::size_t k = 0; k < bidders_.size(); ++k) {
+        if (k == excluded_position_) continue;
+        double best = 0;
+        const auto [first, last] = row_ranges_[k];
+        for (int r = first; r < last; ++r) best = std::max(best, reduced_gain(flat_rows_[static_cast<std::size_t>(r)], lp_prices_));
+        total += best;
+      }
+    }
+    residual_ = residual;
+    return total;
+  }
+
+  // Brings the LP to columns lp_want_ and capacities residual_, and solves it within the deadline.
+  bool lp_solve() {
+    if (!lp_->lp) {
+      std::vector<LpColumn> columns;
+      columns.reserve(flat_rows_.size());
+      for (std::size_t k = 0; k < bidders_.size(); ++k) {
+        const auto& rows = problem_.bidders[static_cast<std::size_t>(bidders_[k].index)].rows;
+        for (const Row& row : bidders_[k].rows)
+          columns.push_back({static_cast<int>(k), row.gain, &rows[static_cast<std::size_t>(row.source)].items});
+      }
+      std::vector<int> capacity(residual_.size());
+      for (int i = 0; i < problem_.item_count; ++i) capacity[static_cast<std::size_t>(i)] = problem_.capacity(i);
+      lp_->lp = std::make_unique<PackingLp>(problem_.item_count, static_cast<int>(bidders_.size()), columns, capacity);
+      lp_->problem = &problem_;
+      lp_->open.assign(flat_rows_.size(), 1);
+      lp_->capacity = capacity;
+    }
+    for (std::size_t r = 0; r < flat_rows_.size(); ++r)
+      if (lp_->open[r] != lp_want_[r]) {
+        lp_->open[r] = lp_want_[r];
+        lp_->lp->set_bounds(static_cast<int>(r), 0, lp_want_[r]);
+      }
+    for (std::size_t i = 0; i < residual_.size(); ++i)
+      if (lp_->capacity[i] != residual_[i]) {
+        lp_->capacity[i] = residual_[i];
+        lp_->lp->set_capacity(static_cast<int>(i), residual_[i]);
+      }
+    if (!lp_->lp->solve(deadline_.enabled() ? std::max(1e-6, deadline_.remaining()) : 0)) return false;
+    lp_->lp->item_prices(lp_prices_);
+    return true;
+  }
+
   // Depth-first search from the root; false when a limit stopped it.
-  bool run(std::vector<double> lambda, int node_steps) {
+  bool run(std::vector<double> lambda, int node_steps, std::int64_t lp_from_nodes, double lp_worth) {
     node_steps_ = node_steps;
+    lp_from_nodes_ = lp_from_nodes;
+    lp_worth_ = lp_worth;
+    lp_want_.assign(flat_rows_.size(), 0);
+    lp_stack_.assign(bidders_.size() + 2, {});
+    lp_inherited_.assign(bidders_.size() + 2, 0);
     lambda_stack_.assign(bidders_.size() + 1, {});
     lambda_stack_[0] = std::move(lambda);
     dfs(0, 0.0);
@@ -388,6 +491,10 @@ class Search {
   double best_value() const { return best_value_; }
   std::int64_t nodes() const { return nodes_; }
   std::size_t item_count() const { return residual_.size(); }
+  // The root's LP bound once the search reached lp_from_nodes nodes (+inf before, or when CLP did not solve it).
+  double lp_root() const { return lp_root_; }
+  // The root's bound from the subgradient steps, which the LP's must beat to be used at the nodes.
+  void set_root_steps_bound(double bound) { root_steps_bound_ = bound; }
 
  private:
   // Searches the subtree of this node and returns an upper bound on what bidders [depth, end) can add
@@ -426,11 +533,43 @@ class Search {
     double b = bound(depth, lambda, &pick_);
     if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target, b);
     b = std::min(b, known);
+    // A solve that reaches lp_from_nodes_ nodes is a hard one: its root gets the LP bound (for the bound it reports),
+    // and where that is much tighter than the subgradient steps' its nodes the Lagrangian bound does not cut get
+    // the LP's too. Between the steps' prices inherited from the parent and the LP's duals, the LP bound follows
+    // the residual capacities where a few steps cannot; each LP solve costs 50-100 nodes, so only then.
+    bool lp_priced = false;
+    double lp_node_bound = std::numeric_limits<double>::infinity();
+    const bool lp_on = lp_from_nodes_ > 0 && nodes_ >= lp_from_nodes_;
+    if (lp_on && !lp_started_) {
+      lp_started_ = true;
+      lp_root_ = lp_root_bound();
+      lp_nodes_ = std::isinf(lp_worth_) ? lp_worth_ < 0
+                                        : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);
+    }
+    // The nearest ancestor's LP prices often still cut a node, without an LP solve of its own.
+    if (lp_on && b > target + kImprovementTolerance && lp_inherited_[depth] != 0)
+      b = std::min(b, bound(depth, lp_stack_[depth], nullptr));
+    lp_inherited_[depth + 1] = lp_inherited_[depth];
+    if (lp_on && lp_nodes_ && b > target + kImprovementTolerance) {
+      lp_node_bound = lp_bound(depth);
+      if (std::isfinite(lp_node_bound)) {
+        lp_priced = true;
+        b = std::min(b, lp_node_bound);
+        lp_stack_[depth + 1] = lp_prices_;
+        lp_inherited_[depth + 1] = 1;
+      }
+    }
+    if (lp_inherited_[depth + 1] != 0 && !lp_priced) lp_stack_[depth + 1] = lp_stack_[depth];
     if (b <= target + kImprovementTolerance) {
       bounds_->record(depth, tag, key, b);
       return b;
     }
     double best = 0;  // over the children: a row's gain plus the bound of its subtree
+    // With the LP's prices, a child taking row r adds at most its reduced gain under them to the LP bound less
+    // this bidder's term; the children that cannot beat the incumbent so are settled here, their bound kept.
+    double lp_term = 0;
+    if (lp_priced && lp_pick_[depth] >= 0)
+      lp_term = reduced_gain(flat_rows_[static_cast<std::size_t>(row_ranges_[depth].first + lp_pick_[depth])], lp_prices_);
     if (depth != excluded_position_) {
       // Children: the rows that fit, best reduced gain first, then none.
       const int first = row_ranges_[depth].first;
@@ -440,6 +579,13 @@ class Search {
       for (int f = begin; f < end; ++f) {
         const int r = fitting_[static_cast<std::size_t>(f)];
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
+        if (lp_priced) {
+          const double child = lp_node_bound - lp_term + reduced_gain(row, lp_prices_);
+          if (child <= target + kImprovementTolerance) {
+            best = std::max(best, child);
+            continue;
+          }
+        }
         const double reduced = reduced_gain(row, lambda);
         order.push_back({reduced, r - first});
       }
@@ -458,7 +604,10 @@ class Search {
         if (aborted_) return kStopped;
       }
     }
-    best = std::max(best, dfs(depth + 1, value));
+    if (const double none = lp_node_bound - lp_term; lp_priced && none <= target + kImprovementTolerance)
+      best = std::max(best, none);
+    else
+      best = std::max(best, dfs(depth + 1, value));
     if (aborted_) return kStopped;
     best = std::min(best, b);
     bounds_->record(depth, tag, key, best);
@@ -505,6 +654,18 @@ class Search {
   std::int64_t nodes_ = 0;
   int node_steps_ = 0;
   bool aborted_ = false;
+  LpState* lp_ = nullptr;                  // in the shared memory, or own_memory_'s
+  std::int64_t lp_from_nodes_ = 0;         // 0: no LP bounds
+  bool lp_started_ = false;
+  bool lp_nodes_ = false;                  // the nodes get LP bounds (decided at the root's LP)
+  double lp_worth_ = 0;                    // ShapeSolver's lp_worth
+  double root_steps_bound_ = std::numeric_limits<double>::infinity();
+  double lp_root_ = std::numeric_limits<double>::infinity();
+  std::vector<char> lp_want_;              // per column of the LP: open at this node
+  std::vector<double> lp_prices_;          // lp_bound()'s duals
+  std::vector<int> lp_pick_;               // lp_bound()'s best row per bidder
+  std::vector<std::vector<double>> lp_stack_;  // per depth: the LP prices its nodes inherit
+  std::vector<char> lp_inherited_;             // per depth: whether lp_stack_ holds any
 };
 
 constexpr int kRootSteps = 300;
@@ -527,13 +688,14 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   search.collect_fitting(0);
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
-  const bool complete = search.run(std::move(lambda), node_steps_);
+  search.set_root_steps_bound(root_bound);
+  const bool complete = search.run(std::move(lambda), node_steps_, lp_from_nodes_, lp_worth_);
 
   PackingSolution solution;
   solution.choice = search.best_choice();
   solution.value = search.best_value();
   solution.proven_optimal = complete;
-  solution.bound = complete ? solution.value : std::max(solution.value, root_bound);
+  solution.bound = complete ? solution.value : std::max(solution.value, std::min(root_bound, search.lp_root()));
   solution.nodes = search.nodes();
   return solution;
 }

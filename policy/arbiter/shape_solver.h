@@ -11,10 +11,18 @@
 // Shapes are what make this bound tight: bundles of equal ρ that differ only by interchangeable GPUs
 // are one row, so the relaxation can no longer split a bidder between them.
 //
+// A few steps at a node fall behind the best λ as the search goes deeper. A solve that reaches
+// `lp_from_nodes` nodes solves the LP relaxation itself (packing_lp.h, CLP's dual simplex from the
+// basis of the last LP; the N+1 solves start from a copy of the PF solve's) at the root, for the bound
+// it reports, and, where that LP closes much of the gap the steps leave, at every node the Lagrangian
+// bound does not cut: CLP's item duals are priced by the same bound function, so the LP only proposes
+// λ and never decides a cut by its tolerances. Its duals also settle children (a row's reduced gain
+// under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve).
+//
 // Preprocessing drops rows of a bidder that another of its rows dominates (no more units of any item,
 // at least the gain). Warm start: the caller's hint and greedy packings. Ties are kept at the first
 // packing found: improvements must exceed kImprovementTolerance. At a node or time limit: the best
-// packing and the root bound. Deterministic without a time budget.
+// packing and the root bound (the lower of the steps' and the LP's). Deterministic without a time budget.
 #include "policy/arbiter/winner_solver.h"
 
 namespace themis::arbiter {
@@ -23,7 +31,17 @@ class ShapeSolver final : public WinnerSolver {
  public:
   // Subgradient steps at each node the inherited prices do not prune (0: the root's prices throughout).
   static constexpr int kDefaultNodeSteps = 6;
-  explicit ShapeSolver(int node_steps = kDefaultNodeSteps) : node_steps_(node_steps) {}
+  // Nodes of a solve after which it turns to LP bounds (0: never).
+  static constexpr std::int64_t kDefaultLpFromNodes = 5000;
+  // The share of the gap between the steps' root bound and the best packing the root's LP must close for
+  // the nodes to get LP bounds too (-inf: always). Measured in docs/performance.md, "LP bounds at the
+  // nodes": on the gang apps at 50 and 200 bidders the root LP mostly closes half of it or more, and LP
+  // nodes prove what the steps do not; on the elastic apps at 20 bidders it closes little, and LP nodes
+  // only slow the search.
+  static constexpr double kDefaultLpWorth = 0.1;
+  explicit ShapeSolver(int node_steps = kDefaultNodeSteps, std::int64_t lp_from_nodes = kDefaultLpFromNodes,
+                       double lp_worth = kDefaultLpWorth)
+      : node_steps_(node_steps), lp_from_nodes_(lp_from_nodes), lp_worth_(lp_worth) {}
   std::string_view name() const override { return "shape"; }
   bool reentrant() const override { return true; }
   PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
@@ -31,6 +49,8 @@ class ShapeSolver final : public WinnerSolver {
 
  private:
   int node_steps_;
+  std::int64_t lp_from_nodes_;
+  double lp_worth_;
 };
 
 }  // namespace themis::arbiter

@@ -77,7 +77,9 @@ TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
 // Winners whose solve the budget skips: W*_{-i} <= W* <= the PF bound, which is tighter than the sum of
 // every other bidder's best row. a: {0,1} gain 3; b: {0} gain 2; c: {1} gain 2. The PF optimum b + c = 4
 // is proven at once; the budget is spent before the winners' solves, and without b the greedy a = 3
-// stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2).
+// stands in for W*_{-b}: gap (4 − 3)/4, not (3 + 2 − 3)/(3 + 2). Solvers that pass item prices on (shape,
+// bnb) bound it lower still: the Lagrangian bound at the PF solve's prices without b's term is a bound on
+// W*_{-b} too, above its value 3 (so the gap stays above 0).
 TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
   const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
   for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
@@ -88,7 +90,12 @@ TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
     ASSERT_TRUE(pa.pf.proven_optimal);
     EXPECT_FALSE(pa.proven_optimal);
     EXPECT_EQ(pa.solves, 1);
-    EXPECT_NEAR(pa.gap, 0.25, 1e-12);
+    if (kind == SolverKind::kCbc) {
+      EXPECT_NEAR(pa.gap, 0.25, 1e-12);
+    } else {
+      EXPECT_LE(pa.gap, 0.25 + 1e-12);
+      EXPECT_GT(pa.gap, 0.0);
+    }
   }
 }
 
