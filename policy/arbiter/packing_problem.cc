@@ -1,6 +1,7 @@
 #include "policy/arbiter/packing_problem.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <numeric>
 
@@ -58,6 +59,23 @@ bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice
     }
   }
   return true;
+}
+
+double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices) {
+  if (prices.size() != static_cast<std::size_t>(problem.item_count)) return std::numeric_limits<double>::infinity();
+  double total = 0;
+  for (int i = 0; i < problem.item_count; ++i) total += std::max(0.0, prices[static_cast<std::size_t>(i)]) * problem.capacity(i);
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+    if (static_cast<int>(b) == excluded) continue;
+    double best = 0;
+    for (const PackingRow& row : problem.bidders[b].rows) {
+      double reduced = row.gain;
+      for (int item : row.items) reduced -= std::max(0.0, prices[static_cast<std::size_t>(item)]);
+      best = std::max(best, reduced);
+    }
+    total += best;
+  }
+  return total;
 }
 
 }  // namespace themis::arbiter

@@ -57,6 +57,10 @@ PackingProblem make_packing_problem(const Offer& offer, std::span<const Bid> bid
 
 // Σ gain of `choice`; choice[excluded] must be -1 when excluded >= 0.
 double packing_value(const PackingProblem& problem, const PackingChoice& choice);
+// The Lagrangian bound of `problem` without `excluded` (-1: none) at item prices λ (negative ones read as 0),
+// an upper bound on its optimum whatever the prices: Σ_items λ·capacity + Σ_{bidders but excluded}
+// max(0, max_row gain − Σ_{its units} λ). +inf when the prices do not fit the problem.
+double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices);
 // Whether `choice` picks valid rows, within every item's capacity (pairwise disjoint when unit), and nothing for `excluded` (-1: none excluded).
 bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded = -1);
 

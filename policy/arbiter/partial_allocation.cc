@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
 #include <thread>
 
 #include "policy/arbiter/deadline.h"
@@ -36,26 +35,6 @@ Solved solve(const PackingProblem& problem, int excluded, const PackingChoice* k
   }
   out.solution = solver.solve(problem, excluded, limits, hints);
   return out;
-}
-
-// The Lagrangian bound of `problem` without `excluded` at item prices λ >= 0 (valid for any such λ):
-// Σ_items λ·capacity + Σ_{bidders but excluded} max(0, max_row gain − Σ_{its units} λ). +inf when the
-// prices do not fit the problem.
-double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices) {
-  if (prices.size() != static_cast<std::size_t>(problem.item_count)) return std::numeric_limits<double>::infinity();
-  double total = 0;
-  for (int i = 0; i < problem.item_count; ++i) total += std::max(0.0, prices[static_cast<std::size_t>(i)]) * problem.capacity(i);
-  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-    if (static_cast<int>(b) == excluded) continue;
-    double best = 0;
-    for (const PackingRow& row : problem.bidders[b].rows) {
-      double reduced = row.gain;
-      for (int item : row.items) reduced -= std::max(0.0, prices[static_cast<std::size_t>(item)]);
-      best = std::max(best, reduced);
-    }
-    total += best;
-  }
-  return total;
 }
 
 }  // namespace

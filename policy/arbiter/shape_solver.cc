@@ -208,7 +208,7 @@ class Search {
   // The excluded bidder keeps its place in the order (taking nothing), so that every solve of the
   // problem searches the same positions and `memory` (when given) can be shared between them.
   Search(const PackingProblem& problem, int excluded, const SolveLimits& limits, std::unique_ptr<SolverMemory>* memory)
-      : problem_(problem), deadline_(limits.max_seconds), max_nodes_(limits.max_nodes) {
+      : problem_(problem), excluded_(excluded), deadline_(limits.max_seconds), max_nodes_(limits.max_nodes) {
     residual_.resize(static_cast<std::size_t>(problem.item_count));
     for (int i = 0; i < problem.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem.capacity(i);
     for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
@@ -419,20 +419,9 @@ class Search {
     }
     const std::vector<int> residual = residual_;
     for (int i = 0; i < problem_.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem_.capacity(i);
-    double total = std::numeric_limits<double>::infinity();
-    if (lp_solve()) {
-      total = 0;
-      for (std::size_t i = 0; i < residual_.size(); ++i) total += lp_prices_[i] * residual_[i];
-      for (std::size_t k = 0; k < bidders_.size(); ++k) {
-        if (k == excluded_position_) continue;
-        double best = 0;
-        const auto [first, last] = row_ranges_[k];
-        for (int r = first; r < last; ++r) best = std::max(best, reduced_gain(flat_rows_[static_cast<std::size_t>(r)], lp_prices_));
-        total += best;
-      }
-    }
+    const bool solved = lp_solve();
     residual_ = residual;
-    return total;
+    return solved ? lagrangian_bound(problem_, excluded_, lp_prices_) : std::numeric_limits<double>::infinity();
   }
 
   // Brings the LP to columns lp_want_ and capacities residual_, and solves it within the deadline.
@@ -473,8 +462,8 @@ class Search {
     lp_from_nodes_ = lp_from_nodes;
     lp_worth_ = lp_worth;
     lp_want_.assign(flat_rows_.size(), 0);
-    lp_stack_.assign(bidders_.size() + 2, {});
-    lp_inherited_.assign(bidders_.size() + 2, 0);
+    lp_stack_.assign(bidders_.size() + 1, {});
+    lp_ancestor_.assign(bidders_.size() + 1, -1);
     lambda_stack_.assign(bidders_.size() + 1, {});
     lambda_stack_[0] = std::move(lambda);
     dfs(0, 0.0);
@@ -547,19 +536,19 @@ class Search {
                                         : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);
     }
     // The nearest ancestor's LP prices often still cut a node, without an LP solve of its own.
-    if (lp_on && b > target + kImprovementTolerance && lp_inherited_[depth] != 0)
-      b = std::min(b, bound(depth, lp_stack_[depth], nullptr));
-    lp_inherited_[depth + 1] = lp_inherited_[depth];
+    const int ancestor = lp_ancestor_[depth];
+    if (lp_on && b > target + kImprovementTolerance && ancestor >= 0)
+      b = std::min(b, bound(depth, lp_stack_[static_cast<std::size_t>(ancestor)], nullptr));
+    lp_ancestor_[depth + 1] = ancestor;
     if (lp_on && lp_nodes_ && b > target + kImprovementTolerance) {
       lp_node_bound = lp_bound(depth);
       if (std::isfinite(lp_node_bound)) {
         lp_priced = true;
         b = std::min(b, lp_node_bound);
-        lp_stack_[depth + 1] = lp_prices_;
-        lp_inherited_[depth + 1] = 1;
+        lp_stack_[depth] = lp_prices_;  // no other node at this depth runs while its subtree is searched
+        lp_ancestor_[depth + 1] = static_cast<int>(depth);
       }
     }
-    if (lp_inherited_[depth + 1] != 0 && !lp_priced) lp_stack_[depth + 1] = lp_stack_[depth];
     if (b <= target + kImprovementTolerance) {
       bounds_->record(depth, tag, key, b);
       return b;
@@ -617,6 +606,7 @@ class Search {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
   const PackingProblem& problem_;
+  int excluded_;  // index into PackingProblem::bidders, -1: none
   ShapeMemory own_memory_;  // when the caller keeps no memory
   SubproblemBounds* bounds_ = nullptr;
   std::vector<SubproblemBounds::Key> keys_;  // per depth
@@ -664,8 +654,8 @@ class Search {
   std::vector<char> lp_want_;              // per column of the LP: open at this node
   std::vector<double> lp_prices_;          // lp_bound()'s duals
   std::vector<int> lp_pick_;               // lp_bound()'s best row per bidder
-  std::vector<std::vector<double>> lp_stack_;  // per depth: the LP prices its nodes inherit
-  std::vector<char> lp_inherited_;             // per depth: whether lp_stack_ holds any
+  std::vector<std::vector<double>> lp_stack_;  // per depth: the LP prices of the node on the current path
+  std::vector<int> lp_ancestor_;               // per depth: the depth of its nearest LP-priced ancestor, -1: none
 };
 
 constexpr int kRootSteps = 300;
