@@ -11,7 +11,8 @@ class Deadline {
   // seconds <= 0: no deadline.
   explicit Deadline(double seconds)
       : enabled_(seconds > 0),
-        end_(std::chrono::steady_clock::now() +
+        start_(std::chrono::steady_clock::now()),
+        end_(start_ +
              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                  std::chrono::duration<double>(enabled_ ? seconds : 0))) {}
   bool passed() const { return enabled_ && std::chrono::steady_clock::now() >= end_; }
@@ -22,9 +23,14 @@ class Deadline {
     return left.count() > 0 ? left.count() : 0;
   }
   bool enabled() const { return enabled_; }
+  // Whether at least half of the budget is spent (never without a deadline).
+  bool half_passed() const {
+    return enabled_ && std::chrono::steady_clock::now() >= end_ - (end_ - start_) / 2;
+  }
 
  private:
   bool enabled_;
+  std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point end_;
 };
 

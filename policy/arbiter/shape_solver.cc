@@ -472,7 +472,12 @@ class Search {
 
   bool over_limit() {
     if (max_nodes_ > 0 && nodes_ >= max_nodes_) return true;
-    if ((nodes_ & 255) == 0 && deadline_.passed()) return true;
+    if ((nodes_ & 255) == 0) {
+      if (deadline_.passed()) return true;
+      // A solve that has spent half its time is a hard one too, however few nodes that was (the solves without
+      // a winner in a large auction get a short share each): the rest of its time goes to LP bounds.
+      if (!lp_due_ && deadline_.half_passed()) lp_due_ = true;
+    }
     return false;
   }
 
@@ -480,7 +485,7 @@ class Search {
   double best_value() const { return best_value_; }
   std::int64_t nodes() const { return nodes_; }
   std::size_t item_count() const { return residual_.size(); }
-  // The root's LP bound once the search reached lp_from_nodes nodes (+inf before, or when CLP did not solve it).
+  // The root's LP bound once the search reached lp_from_nodes nodes or half its time (+inf before, or when CLP did not solve it).
   double lp_root() const { return lp_root_; }
   // The root's bound from the subgradient steps, which the LP's must beat to be used at the nodes.
   void set_root_steps_bound(double bound) { root_steps_bound_ = bound; }
@@ -528,7 +533,7 @@ class Search {
     // the residual capacities where a few steps cannot; each LP solve costs 50-100 nodes, so only then.
     bool lp_priced = false;
     double lp_node_bound = std::numeric_limits<double>::infinity();
-    const bool lp_on = lp_from_nodes_ > 0 && nodes_ >= lp_from_nodes_;
+    const bool lp_on = lp_from_nodes_ > 0 && (nodes_ >= lp_from_nodes_ || lp_due_);
     if (lp_on && !lp_started_) {
       lp_started_ = true;
       lp_root_ = lp_root_bound();
@@ -647,6 +652,7 @@ class Search {
   LpState* lp_ = nullptr;                  // in the shared memory, or own_memory_'s
   std::int64_t lp_from_nodes_ = 0;         // 0: no LP bounds
   bool lp_started_ = false;
+  bool lp_due_ = false;                    // half of the solve's time is spent (only under a time budget)
   bool lp_nodes_ = false;                  // the nodes get LP bounds (decided at the root's LP)
   double lp_worth_ = 0;                    // ShapeSolver's lp_worth
   double root_steps_bound_ = std::numeric_limits<double>::infinity();

@@ -12,11 +12,11 @@
 // are one row, so the relaxation can no longer split a bidder between them.
 //
 // A few steps at a node fall behind the best λ as the search goes deeper. A solve that reaches
-// `lp_from_nodes` nodes solves the LP relaxation itself (packing_lp.h, CLP's dual simplex from the
-// basis of the last LP; the N+1 solves start from a copy of the PF solve's) at the root, for the bound
-// it reports, and, where that LP closes much of the gap the steps leave, at every node the Lagrangian
-// bound does not cut: CLP's item duals are priced by the same bound function, so the LP only proposes
-// λ and never decides a cut by its tolerances. Its duals also settle children (a row's reduced gain
+// `lp_from_nodes` nodes, or half of its time budget, solves the LP relaxation itself (packing_lp.h, CLP's
+// dual simplex from the basis of the last LP; the N+1 solves start from a copy of the PF solve's) at the
+// root, for the bound it reports, and, where that LP closes much of the gap the steps leave, at every node
+// the Lagrangian bound does not cut: CLP's item duals are priced by the same bound function, so the LP
+// only proposes λ and never decides a cut by its tolerances. Its duals also settle children (a row's reduced gain
 // under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve).
 //
 // Preprocessing drops rows of a bidder that another of its rows dominates (no more units of any item,
