@@ -255,6 +255,46 @@ class Search {
       for (std::size_t i = 0; i < used.size(); ++i)
         if (used[i] != 0) items_from_[d].push_back(static_cast<int>(i));
     }
+    // Per position and item: which totals of it the bidders [position, end) can take together (each one row or
+    // none), as a table from a residual to the largest such total within it. Whatever those bidders choose takes
+    // one of these totals, so only that much of a residual is usable: a machine with 6 free GPUs is 4 to gangs of
+    // 4 and 8, and 0 to bidders that do not draw from it.
+    const std::size_t items = residual_.size();
+    usable_offset_.assign(items + 1, 0);
+    for (std::size_t i = 0; i < items; ++i) usable_offset_[i + 1] = usable_offset_[i] + residual_[i] + 1;
+    const std::size_t block = static_cast<std::size_t>(usable_offset_[items]);
+    usable_table_.assign((bidders_.size() + 1) * block, 0);  // position n: nothing is usable
+    std::vector<char> reach(block, 0), before;
+    for (std::size_t i = 0; i < items; ++i) reach[static_cast<std::size_t>(usable_offset_[i])] = 1;
+    std::vector<std::vector<int>> units(items);  // bidder d's distinct units per item
+    for (std::size_t d = bidders_.size(); d-- > 0;) {
+      std::vector<int> touched;
+      for (const Row& row : bidders_[d].rows)
+        for (const Load& l : row.loads) {
+          auto& u = units[static_cast<std::size_t>(l.item)];
+          if (u.empty()) touched.push_back(l.item);
+          if (std::find(u.begin(), u.end(), l.units) == u.end()) u.push_back(l.units);
+        }
+      before = reach;
+      for (const int item : touched) {
+        const auto i = static_cast<std::size_t>(item);
+        const auto base = static_cast<std::size_t>(usable_offset_[i]);
+        const int capacity = residual_[i];
+        for (const int u : units[i])
+          for (int total = 0; total + u <= capacity; ++total)
+            if (before[base + static_cast<std::size_t>(total)] != 0) reach[base + static_cast<std::size_t>(total + u)] = 1;
+        units[i].clear();
+      }
+      int* table = usable_table_.data() + d * block;
+      for (std::size_t i = 0; i < items; ++i) {
+        int largest = 0;
+        for (auto r = static_cast<std::size_t>(usable_offset_[i]); r < static_cast<std::size_t>(usable_offset_[i + 1]); ++r) {
+          if (reach[r] != 0) largest = static_cast<int>(r - static_cast<std::size_t>(usable_offset_[i]));
+          table[r] = largest;
+        }
+      }
+    }
+    usable_ = residual_;
     pick_.assign(bidders_.size(), -1);
     fitting_ranges_.assign(bidders_.size(), {0, 0});
     best_lambda_.resize(residual_.size());
@@ -283,6 +323,21 @@ class Search {
     }
   }
 
+  // The residual capacities bidders [depth, end) can use: each the largest total of their units within it (0
+  // where none of them draws from the item). The bounds, their prices, the LP and the subproblem keys read these.
+  void set_usable(std::size_t depth) {
+    const std::size_t items = residual_.size();
+    const int* table = usable_table_.data() + depth * static_cast<std::size_t>(usable_offset_[items]);
+    for (std::size_t i = 0; i < items; ++i)
+      usable_[i] = table[usable_offset_[i] + residual_[i]];
+  }
+
+  // The root's usable capacities and fitting rows, before its subgradient steps.
+  void prepare_root() {
+    set_usable(0);
+    collect_fitting(0);
+  }
+
   // The rows of bidders [depth, end) that fit the residual capacities, for the bounds and children of one
   // node (the residual does not change while its bound is computed and its subgradient steps run).
   void collect_fitting(std::size_t depth) {
@@ -307,13 +362,13 @@ class Search {
 
   // Lagrangian bound of bidders [depth, end) on the residual capacities with prices `lambda`, over the rows
   // collect_fitting(depth) found; `pick` receives each bidder's best row (-1: none) when given.
-  // `priced`: Σ_i λ_i·residual_i when the caller has it.
+  // `priced`: Σ_i λ_i·usable_i when the caller has it.
   double bound(std::size_t depth, const std::vector<double>& lambda, std::vector<int>* pick,
                double priced = std::numeric_limits<double>::quiet_NaN()) const {
     double total = priced;
     if (std::isnan(total)) {
       total = 0;
-      for (std::size_t i = 0; i < residual_.size(); ++i) total += lambda[i] * residual_[i];
+      for (std::size_t i = 0; i < usable_.size(); ++i) total += lambda[i] * usable_[i];
     }
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
       double best = 0;
@@ -358,11 +413,11 @@ class Search {
       for (std::size_t i = 0; i < residual_.size(); ++i) {
         const bool is_drawn = next < drawn.size() && drawn[next] == static_cast<int>(i);
         if (is_drawn) ++next;
-        if (is_drawn || (lambda[i] > 0 && residual_[i] > 0)) active.push_back(static_cast<int>(i));
+        if (is_drawn || (lambda[i] > 0 && usable_[i] > 0)) active.push_back(static_cast<int>(i));
       }
     }
     for (int step = 0; step < steps && best > target + kImprovementTolerance; ++step) {
-      for (const int i : active) subgradient[static_cast<std::size_t>(i)] = residual_[static_cast<std::size_t>(i)];
+      for (const int i : active) subgradient[static_cast<std::size_t>(i)] = usable_[static_cast<std::size_t>(i)];
       for (std::size_t k = depth; k < bidders_.size(); ++k)
         if (pick[k] >= 0) {
           const FlatRow& row = flat_rows_[static_cast<std::size_t>(row_ranges_[k].first + pick[k])];
@@ -381,7 +436,7 @@ class Search {
       for (const int a : active) {
         const auto i = static_cast<std::size_t>(a);
         lambda[i] = std::max(0.0, lambda[i] - t * subgradient[i]);
-        priced += lambda[i] * residual_[i];
+        priced += lambda[i] * usable_[i];
       }
       current = bound(depth, lambda, &pick, priced);
       if (current < best - 1e-12) {
@@ -417,14 +472,14 @@ class Search {
       const auto [first, last] = row_ranges_[k];
       for (int r = first; r < last; ++r) lp_want_[static_cast<std::size_t>(r)] = k == excluded_position_ ? 0 : 1;
     }
-    const std::vector<int> residual = residual_;
-    for (int i = 0; i < problem_.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem_.capacity(i);
+    const std::vector<int> usable = usable_;
+    for (int i = 0; i < problem_.item_count; ++i) usable_[static_cast<std::size_t>(i)] = problem_.capacity(i);
     const bool solved = lp_solve();
-    residual_ = residual;
+    usable_ = usable;
     return solved ? lagrangian_bound(problem_, excluded_, lp_prices_) : std::numeric_limits<double>::infinity();
   }
 
-  // Brings the LP to columns lp_want_ and capacities residual_, and solves it within the deadline.
+  // Brings the LP to columns lp_want_ and capacities usable_, and solves it within the deadline.
   bool lp_solve() {
     if (!lp_->lp) {
       std::vector<LpColumn> columns;
@@ -446,10 +501,10 @@ class Search {
         lp_->open[r] = lp_want_[r];
         lp_->lp->set_bounds(static_cast<int>(r), 0, lp_want_[r]);
       }
-    for (std::size_t i = 0; i < residual_.size(); ++i)
-      if (lp_->capacity[i] != residual_[i]) {
-        lp_->capacity[i] = residual_[i];
-        lp_->lp->set_capacity(static_cast<int>(i), residual_[i]);
+    for (std::size_t i = 0; i < usable_.size(); ++i)
+      if (lp_->capacity[i] != usable_[i]) {
+        lp_->capacity[i] = usable_[i];
+        lp_->lp->set_capacity(static_cast<int>(i), usable_[i]);
       }
     if (!lp_->lp->solve(deadline_.enabled() ? std::max(1e-6, deadline_.remaining()) : 0)) return false;
     lp_->lp->item_prices(lp_prices_);
@@ -516,7 +571,8 @@ class Search {
     const bool without_excluded = excluded_position_ != kNone && depth <= excluded_position_;
     const int tag = without_excluded ? static_cast<int>(excluded_position_) : SubproblemBounds::kFull;
     SubproblemBounds::Key& key = keys_[depth];
-    bounds_->make_key(depth, residual_, key);
+    set_usable(depth);
+    bounds_->make_key(depth, usable_, key);
     double known = bounds_->find(depth, SubproblemBounds::kFull, key);
     if (without_excluded) known = std::min(known, bounds_->find(depth, tag, key));
     if (known <= target + kImprovementTolerance) return known;
@@ -619,6 +675,9 @@ class Search {
   Deadline deadline_;
   std::int64_t max_nodes_;
   std::vector<int> residual_;
+  std::vector<int> usable_;    // set_usable(): the residual the bidders still to choose can use
+  std::vector<int> usable_offset_;           // per item: where its part of a position's usable_table_ starts
+  std::vector<int> usable_table_;            // per position, per item, per residual: the largest total within it
   std::vector<Bidder> bidders_;
   struct FlatRow {
     double gain;
@@ -681,7 +740,7 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   const bool warm = prices.size() == search.item_count();
   if (!warm) prices.assign(search.item_count(), 0.0);
   std::vector<double> lambda = prices;
-  search.collect_fitting(0);
+  search.prepare_root();
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
   search.set_root_steps_bound(root_bound);

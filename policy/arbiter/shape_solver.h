@@ -5,7 +5,9 @@
 // Depth-first branch and bound over bidders (each: one of its rows that still fits, or none), children
 // by reduced gain. Bound: the capacity constraints relaxed with per-item prices λ ≥ 0,
 //   Σ_items λ_i·residual_i + Σ_{remaining bidders} max(0, max_{fitting rows} gain − Σ_i λ_i·units_i),
-// which leaves each bidder a pick-one-row problem, so with the best λ it is the LP bound. λ comes from
+// which leaves each bidder a pick-one-row problem, so with the best λ it is the LP bound. A residual counts
+// only as much as the remaining bidders can take of it together (the largest total of their rows' units
+// within it: 4 of a machine's 6 free GPUs to gangs of 4 and 8), which tightens that bound and the LP's. λ comes from
 // subgradient steps at the root (from the caller's prices when given, as in the N+1 solves), and a few
 // more at every node the inherited prices do not prune, so the bound follows the residual capacities.
 // Shapes are what make this bound tight: bundles of equal ρ that differ only by interchangeable GPUs
