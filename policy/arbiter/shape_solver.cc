@@ -261,11 +261,12 @@ class Search {
     // 4 and 8, and 0 to bidders that do not draw from it.
     const std::size_t items = residual_.size();
     usable_offset_.assign(items + 1, 0);
-    for (std::size_t i = 0; i < items; ++i) usable_offset_[i + 1] = usable_offset_[i] + residual_[i] + 1;
-    const std::size_t block = static_cast<std::size_t>(usable_offset_[items]);
+    for (std::size_t i = 0; i < items; ++i)
+      usable_offset_[i + 1] = usable_offset_[i] + static_cast<std::size_t>(residual_[i]) + 1;
+    const std::size_t block = usable_offset_[items];
     usable_table_.assign((bidders_.size() + 1) * block, 0);  // position n: nothing is usable
-    std::vector<char> reach(block, 0), before;
-    for (std::size_t i = 0; i < items; ++i) reach[static_cast<std::size_t>(usable_offset_[i])] = 1;
+    std::vector<char> reach(block, 0), before;                // per item and total: reachable
+    for (std::size_t i = 0; i < items; ++i) reach[usable_offset_[i]] = 1;
     std::vector<std::vector<int>> units(items);  // bidder d's distinct units per item
     for (std::size_t d = bidders_.size(); d-- > 0;) {
       std::vector<int> touched;
@@ -278,18 +279,18 @@ class Search {
       before = reach;
       for (const int item : touched) {
         const auto i = static_cast<std::size_t>(item);
-        const auto base = static_cast<std::size_t>(usable_offset_[i]);
-        const int capacity = residual_[i];
+        const char* was = before.data() + usable_offset_[i];
+        char* now = reach.data() + usable_offset_[i];
         for (const int u : units[i])
-          for (int total = 0; total + u <= capacity; ++total)
-            if (before[base + static_cast<std::size_t>(total)] != 0) reach[base + static_cast<std::size_t>(total + u)] = 1;
+          for (int total = 0; total + u <= residual_[i]; ++total)
+            if (was[total] != 0) now[total + u] = 1;
         units[i].clear();
       }
       int* table = usable_table_.data() + d * block;
       for (std::size_t i = 0; i < items; ++i) {
         int largest = 0;
-        for (auto r = static_cast<std::size_t>(usable_offset_[i]); r < static_cast<std::size_t>(usable_offset_[i + 1]); ++r) {
-          if (reach[r] != 0) largest = static_cast<int>(r - static_cast<std::size_t>(usable_offset_[i]));
+        for (std::size_t r = usable_offset_[i]; r < usable_offset_[i + 1]; ++r) {
+          if (reach[r] != 0) largest = static_cast<int>(r - usable_offset_[i]);
           table[r] = largest;
         }
       }
@@ -327,9 +328,8 @@ class Search {
   // where none of them draws from the item). The bounds, their prices, the LP and the subproblem keys read these.
   void set_usable(std::size_t depth) {
     const std::size_t items = residual_.size();
-    const int* table = usable_table_.data() + depth * static_cast<std::size_t>(usable_offset_[items]);
-    for (std::size_t i = 0; i < items; ++i)
-      usable_[i] = table[usable_offset_[i] + residual_[i]];
+    const int* table = usable_table_.data() + depth * usable_offset_[items];
+    for (std::size_t i = 0; i < items; ++i) usable_[i] = table[usable_offset_[i] + static_cast<std::size_t>(residual_[i])];
   }
 
   // The root's usable capacities and fitting rows, before its subgradient steps.
@@ -540,7 +540,8 @@ class Search {
   double best_value() const { return best_value_; }
   std::int64_t nodes() const { return nodes_; }
   std::size_t item_count() const { return residual_.size(); }
-  // The root's LP bound once the search reached lp_from_nodes nodes or half its time (+inf before, or when CLP did not solve it).
+  // The root's LP bound once the search reached lp_from_nodes nodes or half its time (+inf before, or when CLP
+  // did not solve it).
   double lp_root() const { return lp_root_; }
   // The root's bound from the subgradient steps, which the LP's must beat to be used at the nodes.
   void set_root_steps_bound(double bound) { root_steps_bound_ = bound; }
@@ -676,7 +677,7 @@ class Search {
   std::int64_t max_nodes_;
   std::vector<int> residual_;
   std::vector<int> usable_;    // set_usable(): the residual the bidders still to choose can use
-  std::vector<int> usable_offset_;           // per item: where its part of a position's usable_table_ starts
+  std::vector<std::size_t> usable_offset_;   // per item: where its part of a position's usable_table_ starts
   std::vector<int> usable_table_;            // per position, per item, per residual: the largest total within it
   std::vector<Bidder> bidders_;
   struct FlatRow {

@@ -12,8 +12,10 @@ PackingProblem one_item(int capacity, std::vector<int> units) {
   PackingProblem p;
   p.item_count = 1;
   p.item_capacity = {capacity};
-  for (std::size_t b = 0; b < units.size(); ++b)
-    p.bidders.push_back({static_cast<AppId>(b + 1), {{0, 1.0, std::vector<int>(static_cast<std::size_t>(units[b]), 0)}}});
+  for (std::size_t b = 0; b < units.size(); ++b) {
+    const std::vector<int> items(static_cast<std::size_t>(units[b]), 0);  // `units` units of item 0
+    p.bidders.push_back({static_cast<AppId>(b + 1), {{0, 1.0, items}}});
+  }
   return p;
 }
 
