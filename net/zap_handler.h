@@ -29,6 +29,7 @@ class ZapHandler {
 
  private:
   void serve();
+  void serve_one();  // waits up to 100 ms for one request and answers it
   std::string lookup(const std::string& z85_key);
 
   zmq::socket_t socket_;
