@@ -243,6 +243,7 @@ struct SolverRuns {
   int proven = 0;
   double worst_gap = 0;
   double winners = 0;
+  std::int64_t nodes = 0;
 };
 
 // Both proved their optimum yet W* or some c_i differs.
@@ -350,6 +351,7 @@ void run_instances(const std::string& columns, const Size& size, const std::vect
       r.proven += pa.proven_optimal ? 1 : 0;
       r.worst_gap = std::max(r.worst_gap, pa.gap);
       for (int c : pa.pf.choice) r.winners += c >= 0 ? 1 : 0;
+      r.nodes += pa.nodes;
       r.results.push_back(std::move(pa));
     }
   }
@@ -376,10 +378,10 @@ void run_instances(const std::string& columns, const Size& size, const std::vect
       const SolverRuns& ref = runs[reference];
       for (std::size_t i = 0; i < r.results.size(); ++i) disagreements += disagree(r.results[i], ref.results[i]) ? 1 : 0;
     }
-    std::printf("| %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d |\n",
+    std::printf("| %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %d / %d | %.2g | %s | %d | %lld |\n",
                 columns.c_str(), (solves_shapes(name) ? shape_rows : rows) / instances, r.winners / instances, name.c_str(), ms(p50).c_str(),
                 ms(p95).c_str(), ms(percentile(r.wall_ms, 1.0)).c_str(), ms(cpu50).c_str(), ms(cpu95).c_str(),
-                r.proven, instances, r.worst_gap, ratio.c_str(), disagreements);
+                r.proven, instances, r.worst_gap, ratio.c_str(), disagreements, static_cast<long long>(r.nodes));
     std::fflush(stdout);
   }
 }
@@ -560,20 +562,21 @@ int run(int argc, char** argv) {
   }
   std::printf("budget %.3g s per auction, the solves without each winner on up to %d thread(s); ms per auction (wall p50/p95/max, CPU p50/p95); proven: auctions with "
               "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
-              "proven, W* or a c_i differs by > 1e-7\n\n",
+              "proven, W* or a c_i differs by > 1e-7; nodes: every auction's solves, summed (the searches that settled them)\n\n",
               budget, solve_threads);
   if (!recorded.empty()) {
     if (!dump_dir.empty()) throw std::invalid_argument("auction_bench: --dump writes generated instances only");
     std::printf("| auction log | auctions timed of those with >= %d bidders | bidders p50 / max | GPUs offered p50 / max | rows "
-                "| winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms | proven | max gap | x CBC (p50 / p95) | disagree |\n",
+                "| winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms | proven | max gap | x CBC (p50 / p95) | disagree "
+                "| nodes |\n",
                 min_bidders);
-    std::printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const std::string& path : recorded) run_recorded(path, min_bidders, instances > 0 ? instances : 32, budget, solvers);
     return 0;
   }
   std::printf("| bidders | GPUs | rows | winners | solver | p50 ms | p95 ms | max ms | CPU p50 ms | CPU p95 ms "
-              "| proven | max gap | x CBC (p50 / p95) | disagree |\n");
-  std::printf("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "| proven | max gap | x CBC (p50 / p95) | disagree | nodes |\n");
+  std::printf("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Size& size : sizes)
     run_size(size, instances > 0 ? instances : (size.gpus <= 64 ? 32 : 16), budget, solvers);
   return 0;

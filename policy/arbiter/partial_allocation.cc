@@ -52,6 +52,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   const Solved pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &pf_prices, &pf_memory},
                           limits.small_search_nodes);
   out.pf = pf.solution;
+  out.nodes = out.pf.nodes;
   ++out.solves;
   out.small_searches += pf.small ? 1 : 0;
   out.gap = out.pf.gap();
@@ -150,6 +151,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     const PackingSolution& solved = without[k].solution;
     ++out.solves;
+    out.nodes += solved.nodes;
     out.small_searches += without[k].small ? 1 : 0;
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);

@@ -34,6 +34,7 @@ struct PartialAllocation {
   int solves = 0;
   int small_searches = 0;         // of the solves, those small_search finished
   int threads = 1;                // the threads the solves without a winner ran on
+  std::int64_t nodes = 0;         // over every solve, the nodes of the search that settled it
 };
 
 // Time budget: half for the PF solve, the rest shared evenly by the winners' solves. Winners whose
