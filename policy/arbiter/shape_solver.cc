@@ -621,6 +621,20 @@ class Search {
     double lp_term = 0;
     if (lp_priced && lp_pick_[depth] >= 0)
       lp_term = reduced_gain(flat_rows_[static_cast<std::size_t>(row_ranges_[depth].first + lp_pick_[depth])], lp_prices_);
+    // Each child's bound at this node's prices λ (≥ 0), known before the child is entered: the row's gain, the
+    // later bidders' best reduced gains over the rows that fit here (a superset of those that fit the child), and
+    // λ times the capacities they can use once the row's units are taken. A child it settles would have stopped
+    // at its own first bound (the same prices, no more rows, the same capacities) without a child of its own, so
+    // no packing is missed; such a child records no bound and is not counted as a node (the counts that start LP
+    // bounds and threads and meet the node cap count the nodes entered).
+    const std::size_t items = residual_.size();
+    const int* usable_next = usable_table_.data() + (depth + 1) * usable_offset_[items];
+    auto usable_after = [&](std::size_t i, int taken) {
+      return usable_next[usable_offset_[i] + static_cast<std::size_t>(residual_[i] - taken)];
+    };
+    double later = bound(depth + 1, lambda, nullptr, 0.0);  // the child that takes nothing
+    for (std::size_t i = 0; i < items; ++i)
+      if (lambda[i] > 0) later += lambda[i] * usable_after(i, 0);
     if (depth != excluded_position_) {
       // Children: the rows that fit, best reduced gain first, then none.
       const int first = row_ranges_[depth].first;
@@ -643,6 +657,16 @@ class Search {
       std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
       for (const auto& [reduced, r] : order) {
         const FlatRow& row = flat_rows_[static_cast<std::size_t>(first + r)];
+        double child = row.gain + later;
+        for (int l = row.begin; l < row.end; ++l) {
+          const Load& load = flat_loads_[static_cast<std::size_t>(l)];
+          const auto i = static_cast<std::size_t>(load.item);
+          child -= lambda[i] * (usable_after(i, 0) - usable_after(i, load.units));
+        }
+        if (child <= best_value_ - value + kImprovementTolerance) {  // the incumbent may have risen since `target`
+          best = std::max(best, child);
+          continue;
+        }
         for (int l = row.begin; l < row.end; ++l)
           residual_[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -=
               flat_loads_[static_cast<std::size_t>(l)].units;
@@ -657,6 +681,8 @@ class Search {
     }
     if (const double none = lp_node_bound - lp_term; lp_priced && none <= target + kImprovementTolerance)
       best = std::max(best, none);
+    else if (later <= best_value_ - value + kImprovementTolerance)
+      best = std::max(best, later);
     else
       best = std::max(best, dfs(depth + 1, value));
     if (aborted_) return kStopped;
