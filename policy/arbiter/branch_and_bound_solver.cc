@@ -516,7 +516,7 @@ PackingSolution BranchAndBoundSolver::solve(const PackingProblem& problem, int e
 
   PackingSolution solution;
   solution.choice = search.best_choice();
-  solution.value = search.best_value();
+  solution.value = packing_value(problem, solution.choice);  // in bidder order, as every solver reports it
   solution.proven_optimal = complete;
   solution.bound = complete ? solution.value : std::max(solution.value, bound);
   solution.nodes = search.nodes();

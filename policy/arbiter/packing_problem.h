@@ -43,7 +43,7 @@ using PackingChoice = std::vector<int>;
 
 struct PackingSolution {
   PackingChoice choice;
-  double value = 0;            // Σ gain of the chosen rows
+  double value = 0;            // Σ gain of the chosen rows, summed in bidder order (packing_value)
   double bound = 0;            // proven upper bound on the optimum (== value when optimal)
   bool proven_optimal = false;
   std::int64_t nodes = 0;      // search nodes explored (solver-specific)

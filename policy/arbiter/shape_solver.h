@@ -2,8 +2,9 @@
 // Exact winner determination for shape problems (shape_problem.h): each bidder picks at most one row,
 // every item (a topology group) within its capacity. Also solves concrete problems (unit items).
 //
-// Depth-first branch and bound over bidders (each: one of its rows that still fits, or none), children
-// by reduced gain. Bound: the capacity constraints relaxed with per-item prices λ ≥ 0,
+// Depth-first branch and bound over bidders, the widest best row first and ties by gain (each: one of
+// its rows that still fits, or none), children by reduced gain. Bound: the capacity constraints relaxed
+// with per-item prices λ ≥ 0,
 //   Σ_items λ_i·residual_i + Σ_{remaining bidders} max(0, max_{fitting rows} gain − Σ_i λ_i·units_i),
 // which leaves each bidder a pick-one-row problem, so with the best λ it is the LP bound. A residual counts
 // only as much as the remaining bidders can take of it together (the largest total of their rows' units

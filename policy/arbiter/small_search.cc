@@ -308,10 +308,10 @@ class Search {
 
 namespace {
 
-PackingSolution solved(const Search& search) {
+PackingSolution solved(const PackingProblem& problem, const Search& search) {
   PackingSolution solution;
   solution.choice = search.best();
-  solution.value = search.best_value();
+  solution.value = packing_value(problem, solution.choice);  // in bidder order, as the solvers report it
   solution.bound = solution.value;
   solution.proven_optimal = true;
   solution.nodes = search.nodes();
@@ -325,7 +325,7 @@ std::optional<PackingSolution> small_search(const PackingProblem& problem, int e
   if (max_nodes <= 0) return std::nullopt;
   Search search(problem, excluded, start, max_nodes);
   if (!search.run() && !search.run_layers(max_nodes)) return std::nullopt;
-  return solved(search);
+  return solved(problem, search);
 }
 
 std::optional<PackingSolution> layered_search(const PackingProblem& problem, int excluded, const PackingChoice& start,
@@ -333,7 +333,7 @@ std::optional<PackingSolution> layered_search(const PackingProblem& problem, int
   if (max_states <= 0) return std::nullopt;
   Search search(problem, excluded, start, 0);
   if (!search.run_layers(max_states)) return std::nullopt;
-  return solved(search);
+  return solved(problem, search);
 }
 
 }  // namespace themis::arbiter
