@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -259,10 +260,18 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
 // prices throughout (no subgradient steps at the nodes); "shape-lagrangian" is `shape` without LP bounds
-// (its subgradient steps alone, as it was before them). "dfs+NAME": each solve first tries the
+// (its subgradient steps alone, as it was before them); "shape-stepsN" is `shape` with N subgradient
+// steps per node instead of ShapeSolver::kDefaultNodeSteps. "dfs+NAME": each solve first tries the
 // depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
 // default_small_search_nodes), then NAME.
 // "dfsN+NAME": the same with N nodes (and N layered states).
+constexpr const char* kShapeSteps = "shape-steps";
+bool is_shape_steps(const std::string& name) {
+  return name.size() > std::strlen(kShapeSteps) && name.rfind(kShapeSteps, 0) == 0 &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(std::strlen(kShapeSteps)), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string base_solver(const std::string& name) {
   if (name.rfind("dfs", 0) != 0) return name;
   const auto plus = name.find('+');
@@ -273,7 +282,7 @@ SolverKind solver_kind(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return SolverKind::kBranchAndBound;
   if (name == "cbc-shape") return SolverKind::kCbc;
-  if (name == "shape-root-prices" || name == "shape-lagrangian") return SolverKind::kShape;
+  if (name == "shape-root-prices" || name == "shape-lagrangian" || is_shape_steps(name)) return SolverKind::kShape;
   const auto kind = parse_solver_kind(name);
   if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
   return *kind;
@@ -286,7 +295,8 @@ std::int64_t small_search_nodes(const std::string& name) {
 
 bool solves_shapes(const std::string& full_name) {
   const std::string name = base_solver(full_name);
-  return name == "shape" || name == "cbc-shape" || name == "shape-root-prices" || name == "shape-lagrangian";
+  return name == "shape" || name == "cbc-shape" || name == "shape-root-prices" || name == "shape-lagrangian" ||
+         is_shape_steps(name);
 }
 
 std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
@@ -294,6 +304,7 @@ std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
   if (name == "shape-lagrangian") return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, 0);
+  if (is_shape_steps(name)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(std::strlen(kShapeSteps))));
   return make_winner_solver(solver_kind(full_name));
 }
 
