@@ -39,7 +39,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -265,11 +264,10 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
 // default_small_search_nodes), then NAME.
 // "dfsN+NAME": the same with N nodes (and N layered states).
-constexpr const char* kShapeSteps = "shape-steps";
+constexpr std::string_view kShapeSteps = "shape-steps";
 bool is_shape_steps(const std::string& name) {
-  return name.size() > std::strlen(kShapeSteps) && name.rfind(kShapeSteps, 0) == 0 &&
-         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(std::strlen(kShapeSteps)), name.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
+  return name.size() > kShapeSteps.size() && name.rfind(kShapeSteps, 0) == 0 &&
+         name.find_first_not_of("0123456789", kShapeSteps.size()) == std::string::npos;
 }
 
 std::string base_solver(const std::string& name) {
@@ -304,7 +302,7 @@ std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
   if (name == "shape-lagrangian") return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, 0);
-  if (is_shape_steps(name)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(std::strlen(kShapeSteps))));
+  if (is_shape_steps(name)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(kShapeSteps.size())));
   return make_winner_solver(solver_kind(full_name));
 }
 
