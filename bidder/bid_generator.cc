@@ -396,7 +396,8 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     for (const auto& [candidate, chunk] : generator.best_bundles(counts[i], per_count)) {
       // New GPUs that start whole gangs of their own (request.gang, nothing held placing them) run each
       // gang inside the narrowest group that holds it: a bundle spread over machines whose gangs each fit
-      // on one machine is priced at one machine (its row is then taken literally, kExact).
+      // on one machine is priced at one machine. Its scope follows from that price, not from the bundle's span:
+      // the same count per machine keeps each gang inside a machine (widest_scope below).
       Locality placement = candidate.placement;
       if (request.gang > 1 && request.held.empty() && counts[i] >= 2 * request.gang && placement > Locality::kSameSlot)
         placement = std::min(placement, cluster.gang_locality(generator.bundle(candidate, chunk, counts[i]), request.gang));
@@ -434,8 +435,7 @@ Bid generate_bid(const Cluster& cluster, const Offer& offer, const BidRequest& r
     for (std::size_t n = 0; n < chosen[i].size(); ++n) {
       const Pick* p = chosen[i][n];
       bid.rows.push_back({generator.bundle(p->candidate, p->chunk, p->count), p->rho,
-                          p->placement < p->candidate.placement ? ShapeScope::kExact
-                                                                : widest_scope(p->candidate.placement, p->rho, rho_at)});
+                          widest_scope(p->placement, p->rho, rho_at)});
       spare.push_back(n > 0 ? 1 : 0);
       if (n > 0) continue;
       // The best bundle fills one machine: an app whose ρ is the same spread over other machines

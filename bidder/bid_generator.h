@@ -41,7 +41,8 @@ struct BidRequest {
   double rho_no_new = 0;           // ρ if it wins nothing this round; > 0, finite
   // > 1: the new GPUs start gangs of this many GPUs of their own (no `held`), each placed inside the
   // narrowest group that holds it, so a bundle is priced at the widest level one of its gangs spans
-  // rather than at the bundle's own span (such a row is taken literally: kExact). 0 or 1: the span.
+  // rather than at the bundle's own span (its scope is the widest over which that price holds: widest_scope at
+  // the gangs' placement). 0 or 1: the span.
   int gang = 0;
   // Offered GPUs the app's jobs run on now (their leases end this round): among rows of one count and one ρ,
   // the rows naming more of them come first, so that a renewal to an equally good placement keeps the jobs

@@ -165,7 +165,10 @@ TEST(BidGenerator, DropNonImprovingRows) {
 
 // An app whose new GPUs start 2-GPU gangs of their own, offered one 2-GPU slot on each of two machines
 // of one rack: the 4-GPU bundle spans the rack, but each of its two gangs runs inside one slot, so it is
-// priced at a slot and taken literally (kExact). Without the gang it is priced at its span, the rack.
+// priced at a slot. Its scope says how far that holds: the same count in each slot keeps every gang in a
+// slot (kSlot); where a slot and a machine cost the same, the same count in each machine does (kMachine),
+// since a gang then runs inside its machine whichever of its GPUs it gets. Without the gang it is priced at
+// its span, the rack.
 TEST(BidGenerator, AGangAppPricesABundleAtTheWidestLevelOneOfItsGangsSpans) {
   const Cluster cluster = preset("paper-testbed-64");
   std::vector<GpuIndex> offer;
@@ -179,9 +182,9 @@ TEST(BidGenerator, AGangAppPricesABundleAtTheWidestLevelOneOfItsGangsSpans) {
     }
   ASSERT_EQ(offer.size(), 4U);
   ASSERT_EQ(cluster.locality(offer), Locality::kSameRack);
-  auto four = [&](int gang) {
+  auto four = [&](int gang, const Valuation& value = encoded) {
     const Bid bid = generate_bid(cluster, Offer{1, offer},
-                                 {.app = 1, .held = {}, .remaining_demand = 4, .rho_no_new = 100, .gang = gang}, encoded);
+                                 {.app = 1, .held = {}, .remaining_demand = 4, .rho_no_new = 100, .gang = gang}, value);
     for (const BidRow& row : bid.rows)
       if (row.gpus.size() == 4) return row;
     ADD_FAILURE() << "no 4-GPU row";
@@ -190,7 +193,12 @@ TEST(BidGenerator, AGangAppPricesABundleAtTheWidestLevelOneOfItsGangsSpans) {
   const BidRow gangs = four(2);
   EXPECT_EQ(gangs.gpus, offer);
   EXPECT_DOUBLE_EQ(gangs.rho, encoded(4, Locality::kSameSlot));
-  EXPECT_EQ(gangs.scope, ShapeScope::kExact);
+  EXPECT_EQ(gangs.scope, ShapeScope::kSlot);
+  const auto slot_as_machine = [](int gpus, Locality where) { return encoded(gpus, std::max(where, Locality::kSameMachine)); };
+  const BidRow within_machines = four(2, slot_as_machine);
+  EXPECT_EQ(within_machines.gpus, offer);
+  EXPECT_DOUBLE_EQ(within_machines.rho, encoded(4, Locality::kSameMachine));
+  EXPECT_EQ(within_machines.scope, ShapeScope::kMachine);
   EXPECT_DOUBLE_EQ(four(0).rho, encoded(4, Locality::kSameRack));
   EXPECT_DOUBLE_EQ(four(4).rho, encoded(4, Locality::kSameRack)) << "one 4-GPU gang spans the rack";
 }
