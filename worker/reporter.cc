@@ -1,7 +1,9 @@
 #include "worker/reporter.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <zmq.hpp>
 
 namespace themis::worker {
@@ -74,11 +76,24 @@ class ZmqPushReporter final : public Reporter {
     try_send();
   }
   void flush() override {
-    // Bounded wait: a missing launcher must not keep a finished rank alive.
+    // Bounded wait: a missing launcher must not keep a finished rank alive. A signal caught while it waits (a
+    // second SIGTERM as the rank exits: its handler only sets a flag, worker/api.cc) interrupts the poll, and the
+    // wait goes on to its deadline; any other ZeroMQ error gives the batch up. Either way flush() returns: it runs
+    // in the destructor too, and a rank that has checkpointed must exit with its own status, not abort.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (!batch_.empty() && !try_send() && std::chrono::steady_clock::now() < deadline) {
-      zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLOUT, 0};
-      zmq::poll(&item, 1, std::chrono::milliseconds(50));
+    try {
+      while (!batch_.empty() && !try_send() && std::chrono::steady_clock::now() < deadline) {
+        zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLOUT, 0};
+        try {
+          zmq::poll(&item, 1, std::chrono::milliseconds(50));
+        } catch (const zmq::error_t& e) {
+          if (e.num() != EINTR) throw;
+        }
+      }
+    } catch (const zmq::error_t&) {
+      dropped_ += batch_records_;
+      batch_.clear();
+      batch_records_ = 0;
     }
   }
   std::uint64_t dropped() const override { return dropped_; }
@@ -86,8 +101,13 @@ class ZmqPushReporter final : public Reporter {
  private:
   bool try_send() {
     if (batch_.empty()) return true;
-    const auto sent = socket_.send(zmq::buffer(batch_), zmq::send_flags::dontwait);
-    if (!sent) return false;  // EAGAIN: keep the batch and try again with the next record
+    std::optional<std::size_t> sent;
+    try {
+      sent = socket_.send(zmq::buffer(batch_), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    if (!sent) return false;  // EAGAIN or a signal: keep the batch and try again with the next record
     batch_.clear();
     batch_records_ = 0;
     return true;
