@@ -260,15 +260,19 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
 // prices throughout (no subgradient steps at the nodes); "shape-lagrangian" is `shape` without LP bounds
 // (its subgradient steps alone, as it was before them); "shape-stepsN" is `shape` with N subgradient
-// steps per node instead of ShapeSolver::kDefaultNodeSteps. "dfs+NAME": each solve first tries the
+// steps per node instead of ShapeSolver::kDefaultNodeSteps, "shape-lpN" `shape` turning to LP bounds after N
+// nodes instead of ShapeSolver::kDefaultLpFromNodes. "dfs+NAME": each solve first tries the
 // depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
 // default_small_search_nodes), then NAME.
 // "dfsN+NAME": the same with N nodes (and N layered states).
 constexpr std::string_view kShapeSteps = "shape-steps";
-bool is_shape_steps(const std::string& name) {
-  return name.size() > kShapeSteps.size() && name.rfind(kShapeSteps, 0) == 0 &&
-         name.find_first_not_of("0123456789", kShapeSteps.size()) == std::string::npos;
+constexpr std::string_view kShapeLp = "shape-lp";
+// Whether `name` is `prefix` followed by a number.
+bool is_numbered(const std::string& name, std::string_view prefix) {
+  return name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+         name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
 }
+bool is_shape_variant(const std::string& name) { return is_numbered(name, kShapeSteps) || is_numbered(name, kShapeLp); }
 
 std::string base_solver(const std::string& name) {
   if (name.rfind("dfs", 0) != 0) return name;
@@ -280,7 +284,7 @@ SolverKind solver_kind(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return SolverKind::kBranchAndBound;
   if (name == "cbc-shape") return SolverKind::kCbc;
-  if (name == "shape-root-prices" || name == "shape-lagrangian" || is_shape_steps(name)) return SolverKind::kShape;
+  if (name == "shape-root-prices" || name == "shape-lagrangian" || is_shape_variant(name)) return SolverKind::kShape;
   const auto kind = parse_solver_kind(name);
   if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
   return *kind;
@@ -294,7 +298,7 @@ std::int64_t small_search_nodes(const std::string& name) {
 bool solves_shapes(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   return name == "shape" || name == "cbc-shape" || name == "shape-root-prices" || name == "shape-lagrangian" ||
-         is_shape_steps(name);
+         is_shape_variant(name);
 }
 
 std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
@@ -302,7 +306,9 @@ std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
   if (name == "shape-lagrangian") return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, 0);
-  if (is_shape_steps(name)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(kShapeSteps.size())));
+  if (is_numbered(name, kShapeSteps)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(kShapeSteps.size())));
+  if (is_numbered(name, kShapeLp))
+    return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, std::stoll(name.substr(kShapeLp.size())));
   return make_winner_solver(solver_kind(full_name));
 }
 
