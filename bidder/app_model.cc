@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bidder/contention.h"
 #include "bidder/input_checks.h"
 #include "bidder/job_packing.h"
 
@@ -124,6 +125,14 @@ int AppModel::fair_share_gpus() const {
   const int share = static_cast<int>(
       std::floor(static_cast<double>(state_.cluster_gpus) / std::max(1.0, state_.n_avg)));
   return std::max(smallest_bundle(), usable_gpus(std::min(state_.demand_now, share)));
+}
+
+Seconds AppModel::remaining_at_fair_share() const { return remaining_time(fair_share_gpus(), 1.0); }
+
+AppState with_contention_ahead(AppState state, double ahead) {
+  const Seconds remaining = AppModel(state).remaining_at_fair_share();
+  state.n_avg = lifetime_contention(state.n_avg, state.elapsed, ahead, remaining);
+  return state;
 }
 
 int AppModel::smallest_bundle() const { return state_.smallest_bundle > 0 ? state_.smallest_bundle : state_.gang; }

@@ -117,6 +117,11 @@ struct BidQuery {
   std::span<const GpuIndex> renewing;
 };
 
+// `state` with N_avg over the app's whole life (contention.h lifetime_contention): `state.n_avg` over what it has
+// lived, `ahead` (contention_ahead) over what it still needs on its fair share. The filter's ranking key is
+// ranking_rho on a model of the result; bids need no forecast (T_id cancels within one app's rows).
+AppState with_contention_ahead(AppState state, double ahead);
+
 class AppModel {
  public:
   // Throws std::invalid_argument naming the first bad field.
@@ -133,6 +138,9 @@ class AppModel {
   double rho(int gpus, double slowdown, Seconds wait = 0) const;
   // Its fair share when it holds nothing: max(gang, usable(min(demand_now, ⌊R_C / N_avg⌋))).
   int fair_share_gpus() const;
+  // remaining_time on its fair share with no slowdown: how long it stays, as every app counts it for the others'
+  // N_avg ahead (contention.h contention_ahead).
+  Seconds remaining_at_fair_share() const;
   // The GPUs `rule` prices an app holding nothing on: all it can use, its fair share, or its smallest bundle.
   int idle_share(IdleRho rule) const;
   // AppState::smallest_bundle, or one gang when it is 0.

@@ -1,5 +1,8 @@
 #include "bidder/contention.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "bidder/input_checks.h"
 
 namespace themis::bidder {
@@ -28,6 +31,22 @@ double ContentionAverage::average(Seconds now) const {
   const Seconds life = now - start_;
   if (life <= 0) return current_;
   return (weighted_sum_ + current_ * (now - last_change_)) / life;
+}
+
+double contention_ahead(Seconds own_remaining, std::span<const Seconds> others_remaining) {
+  if (!(std::isfinite(own_remaining) && own_remaining > 0)) return 1.0 + static_cast<double>(others_remaining.size());
+  double shared = 0;
+  for (const Seconds r : others_remaining) {
+    if (std::isnan(r)) shared += own_remaining;  // unknown: present throughout, as the past average assumes
+    else if (r > 0) shared += std::min(r, own_remaining);
+  }
+  return 1.0 + shared / own_remaining;
+}
+
+double lifetime_contention(double past_average, Seconds elapsed, double ahead, Seconds remaining) {
+  if (!(std::isfinite(remaining) && remaining > 0) || !(std::isfinite(ahead) && ahead >= 1)) return past_average;
+  const Seconds lived = std::isfinite(elapsed) ? std::max<Seconds>(0, elapsed) : 0;
+  return (lived * past_average + remaining * ahead) / (lived + remaining);
 }
 
 }  // namespace themis::bidder

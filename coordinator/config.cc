@@ -39,7 +39,7 @@ const std::vector<std::string>& coordinator_keys() {
   static const std::vector<std::string> keys{
       "listen", "database", "authorized_keys", "secret_key", "policy", "heartbeat_interval", "lease_duration",
       "round_batch_window", "auction_budget", "probe_duration", "slow_loop_threshold", "insecure", "heartbeat_lives",
-      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "rounding", "solver", "solver_threads", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
+      "seed", "rendezvous_ports", "filter", "gang_reservation", "gang_backfill", "contention_ahead", "rounding", "solver", "solver_threads", "fairness_knob", "round_records_kept", "reject_infeasible", "http_listen",
       "admin_groups", "private_data", "backup_dir", "backup_keep", "notify_smtp", "webhook_allow"};
   return keys;
 }
@@ -227,6 +227,9 @@ CoordinatorConfig load_coordinator_config(const std::string& path) {
     } else if (k == "gang_backfill") {
       if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
       c.gang_backfill = *node.value<bool>();
+    } else if (k == "contention_ahead") {
+      if (!node.is_boolean()) throw std::invalid_argument(at(path, node) + field + ": must be true or false");
+      c.contention_ahead = *node.value<bool>();
     } else if (k == "rounding") {
       const auto v = node.value<std::string>();
       if (!v || !arbiter::parse_rounding_rule(*v))

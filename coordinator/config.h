@@ -42,6 +42,10 @@ struct CoordinatorConfig {
   // "Gang reservation"); false: the paper's round, where such a gang can wait for ever. As themis-sim.
   bool gang_reservation = true;
   bool gang_backfill = false;  // ThemisSettings::gang_backfill
+  // Launchers' ranking keys count N_avg over the app's whole life, the coordinator answering each status with the
+  // contention over the rest of it (AppStatusAck; docs/bidder.md "N_avg ahead"); false: no answer, and the count so
+  // far stands for the future. As themis-sim's --contention-ahead.
+  bool contention_ahead = true;
   // Themis: how a winner pays c_i (docs/arbiter.md "Whole GPUs"): "time-share" (its whole bundle for c_i of the
   // lease), "nearest" (the nearest whole-gang count of GPUs for the whole lease) or "lottery". As themis-sim.
   std::string rounding = "time-share";

@@ -129,6 +129,7 @@ class Coordinator {
   void on_launch_job(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void on_stop_job(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
   void on_app_status(const std::string& routing_id, const Caller& caller, const net::InMessage& in);
+  void send_contention_ahead(const std::string& routing_id, std::uint64_t request_id, std::int64_t app, double remaining);
   void check_app_access(const Caller& caller, std::int64_t app, const std::string& what);
   void require_launcher(const std::string& routing_id, std::int64_t app);
   bool app_has_ended(std::int64_t app);
@@ -301,6 +302,7 @@ class Coordinator {
     std::string routing_id;
     std::optional<double> rho;      // from its AppStatus
     std::optional<int> demand;      // more GPUs it could use, from its AppStatus
+    std::optional<double> remaining;  // seconds it still needs on its fair share, from its AppStatus (> 0)
     std::optional<planner::LevelSlowdowns> slowdowns;  // from its AppStatus: the policy scores placements by them
     std::string slowdowns_problem;  // why its last slowdowns were refused (logged once per change)
     double progress = 0;            // share of its planned iterations done, from its AppStatus
@@ -339,6 +341,8 @@ class Coordinator {
   };
   static constexpr int kOfferDeadlineMs = 1000;  // a bid later than this counts as no bid
   std::map<std::int64_t, LauncherSession> launchers_;   // app -> its attached launcher
+  std::int64_t active_count_ = 0;                        // active apps, for send_contention_ahead
+  std::optional<double> active_count_read_at_;           // when active_count_ was read from the database
   std::optional<PendingOffer> pending_offer_;
   // No round number below this is offered again: an offer that ended without its round (its GPUs went
   // away) keeps its number, so a late bid for it cannot count in the next round.

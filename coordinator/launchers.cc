@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <variant>
 #include <vector>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "bidder/contention.h"
 #include "coordinator/coordinator.h"
 #include "net/curve_keys.h"
 
@@ -298,6 +300,10 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
       launcher.slowdowns_problem.clear();
     }
   }
+  // How long it stays, for the other apps' forecasts; a launcher that says it is answered with its own (below).
+  const double remaining = status.getRemaining();
+  const bool says_remaining = std::isfinite(remaining) && remaining > 0;
+  if (says_remaining) launcher.remaining = remaining;
   const bool first_progress = launcher.progress <= 0 && status.getProgress() > 0;
   launcher.progress = status.getProgress();
   launcher.iterations_done = status.getIterationsDone();
@@ -341,6 +347,7 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
     send_grant(app, 0);
     trigger("GPUs given back");
   }
+  if (!done && says_remaining && config_.contention_ahead) send_contention_ahead(routing_id, in.request_id(), app, remaining);
   if (done) {
     launchers_.erase(app);
     trigger("app finished");
@@ -350,6 +357,29 @@ void Coordinator::on_app_status(const std::string& routing_id, const Caller& /*c
   if (!done && first_progress && launcher_store_.probe_running(app)) {
     trigger("probe job trained");  // the round settles the probe
   }
+}
+
+// The apps the launcher of `app` shares the cluster with, now and over the `remaining` seconds it still needs:
+// every other active app until its own expected finish, as its launcher last reported it, or throughout when it
+// reported none (an older launcher, an app without one). Its ranking key (AppStatus.rho) uses both.
+void Coordinator::send_contention_ahead(const std::string& routing_id, std::uint64_t request_id, std::int64_t app,
+                                        double remaining) {
+  // Every launcher asks about once a second: the count is read from the database at most once a second too.
+  const double now = env_->now();
+  if (!active_count_read_at_ || now - *active_count_read_at_ >= 1.0 || now < *active_count_read_at_) {
+    active_count_ = launcher_store_.active_app_count();
+    active_count_read_at_ = now;
+  }
+  const std::int64_t active = std::max<std::int64_t>({1, active_count_, static_cast<std::int64_t>(launchers_.size())});
+  std::vector<Seconds> others;
+  for (const auto& [other, session] : launchers_)
+    if (other != app) others.push_back(session.remaining.value_or(std::numeric_limits<double>::quiet_NaN()));
+  while (static_cast<std::int64_t>(others.size()) < active - 1) others.push_back(std::numeric_limits<double>::quiet_NaN());
+  net::OutMessage out(request_id);
+  auto ack = out.body().initAppStatusAck();
+  ack.setActiveApps(static_cast<std::uint32_t>(active));
+  ack.setContentionAhead(bidder::contention_ahead(remaining, others));
+  reply(routing_id, out);
 }
 
 // Inside a transaction. Stops what still runs, closes the pending jobs and the leases, ends the app.

@@ -385,11 +385,18 @@ int Agent::demand_beyond(int held) const {
   return std::max(0, runnable * config_.gpus_per_job - usable_held);
 }
 
-bidder::AppModel Agent::model(Seconds now) const {
+bidder::AppState Agent::model_state(Seconds now) const {
   auto state = app_state(scheduler_, timing_, context(now));
   state.demand_now = demand_beyond(0);
   state.lease = config_.lease_seconds;
-  return bidder::AppModel(std::move(state));
+  return state;
+}
+
+bidder::AppModel Agent::model(Seconds now) const { return bidder::AppModel(model_state(now)); }
+
+Seconds Agent::remaining_at_fair_share(Seconds now) const {
+  if (finished() || failed()) return 0;
+  return model(now).remaining_at_fair_share();
 }
 
 double Agent::rho_no_new(Seconds now) const { return rho_keeping(model(now), timing_.slowdown(), held_); }
@@ -441,7 +448,9 @@ double Agent::current_rho(Seconds now) const {
     const auto done = model(*finished_at_);
     return done.state().elapsed / done.independent_time();
   }
-  const auto app = model(now);
+  // N_avg over its whole life where the coordinator forecast the rest of it, as themis-sim's apps rank.
+  const bidder::AppModel app(std::isfinite(contention_ahead_) ? bidder::with_contention_ahead(model_state(now), contention_ahead_)
+                                                               : model_state(now));
   const auto slowdown = timing_.slowdown();
   const int held = static_cast<int>(held_.size());
   // The filter's key, the same model as themis-sim's (bidder::AppModel::ranking_rho): ρ on what it holds,

@@ -116,6 +116,13 @@ class Agent {
   // launch_margin(lease_seconds) of `now`.
   void set_held_leases(const std::vector<HeldLease>& leases, bool probe = false);
   void set_active_apps(int active_apps, Seconds now);
+  // The apps it will share the cluster with on average over the rest of its life, as the coordinator forecasts
+  // them (AppStatusAck.contentionAhead, bidder::contention_ahead); its ranking key counts N_avg over its whole life
+  // with it (bidder::with_contention_ahead). Not finite or below 1: none (the average so far stands for the future).
+  void set_contention_ahead(double ahead) { contention_ahead_ = ahead; }
+  // Seconds it still needs on its fair share (bidder::AppModel::remaining_at_fair_share): how long it stays, for
+  // the other apps' forecasts (AppStatus.remaining).
+  Seconds remaining_at_fair_share(Seconds now) const;
   // The worker of (job, attempt) started, resuming from `resumed_from` (-1: fresh).
   // `now` on the clock take_launches was given: launch to start is timed (TimingModel::observe_start).
   void on_worker_start(int job, int attempt, std::int64_t resumed_from, Seconds now = std::numeric_limits<double>::quiet_NaN());
@@ -196,8 +203,9 @@ class Agent {
   bool uses_gpus(JobState state) const;
   // GPUs it could use on top of `held` usable ones.
   int demand_beyond(int held) const;
-  // The bidder's app model of its state at `now` (ρ, idle ρ, T_id and bids come from it).
+  // The bidder's app model of its state at `now` (ρ, idle ρ, T_id and bids come from it), and that state.
   bidder::AppModel model(Seconds now) const;
+  bidder::AppState model_state(Seconds now) const;
   // "No new GPUs" if it keeps only `kept` (bidder::AppModel::rho_without_new).
   double rho_keeping(const bidder::AppModel& model, const bidder::SlowdownModel& slowdown,
                      const std::vector<GpuIndex>& kept) const;
@@ -219,6 +227,7 @@ class Agent {
   Seconds start_;
   bidder::ContentionAverage contention_;
   Seconds last_contention_time_;
+  double contention_ahead_ = std::numeric_limits<double>::quiet_NaN();  // set_contention_ahead
   HyperparameterScheduler scheduler_;
   TimingModel timing_;
   std::vector<Job> jobs_;

@@ -79,6 +79,11 @@ Bid AppSession::on_offer(const Offer& offer, int active_apps, Seconds now) {
   return agent_.bid(offer, now);
 }
 
+void AppSession::on_contention(int active_apps, double ahead, Seconds now) {
+  agent_.set_active_apps(active_apps, now);
+  agent_.set_contention_ahead(ahead);
+}
+
 void AppSession::on_leases(std::vector<GpuIndex> held, Seconds /*now*/, bool probe) {
   agent_.set_held_gpus(std::move(held), probe);
 }
@@ -205,6 +210,7 @@ std::vector<StopCommand> AppSession::take_stops() {
 AppStatus AppSession::status(Seconds now) const {
   AppStatus s;
   s.rho = agent_.current_rho(now);
+  s.remaining = agent_.remaining_at_fair_share(now);
   s.finished = agent_.finished();
   s.failed = agent_.failed();
   s.best_loss = agent_.best_loss();

@@ -42,6 +42,7 @@ struct AppStatus {
   // S per locality level (same slot, same machine, same rack, cross rack): its slowdown model, priors replaced
   // by what its jobs showed (bidder/slowdown.h). The coordinator scores leftover sets and machine holds by it.
   std::array<double, kLocalityLevels> slowdowns{};
+  Seconds remaining = 0;        // seconds it still needs on its fair share (Agent::remaining_at_fair_share); 0 when done
 };
 
 class AppSession {
@@ -53,6 +54,9 @@ class AppSession {
              std::map<std::string, std::string> report_env, Seconds start, int active_apps);
 
   Bid on_offer(const Offer& offer, int active_apps, Seconds now);
+  // The coordinator's answer to a status: the apps active now and the contention forecast over the rest of the
+  // app's life (AppStatusAck; Agent::set_contention_ahead).
+  void on_contention(int active_apps, double ahead, Seconds now);
   // `probe`: the grant is the app's first-iteration probe (Agent::set_held_gpus).
   void on_leases(std::vector<GpuIndex> held, Seconds now, bool probe = false);
   // The same with each lease's expiry (on the clock of `now`): no job goes onto a lease about to end

@@ -263,6 +263,11 @@ void LauncherDaemon::handle(const net::InMessage& in, double now) {
     case W::ACK:
       launch_requests_.erase(in.request_id());
       break;
+    case W::APP_STATUS_ACK: {
+      const auto ack = body.getAppStatusAck();
+      session_->on_contention(static_cast<int>(std::max<std::uint32_t>(1, ack.getActiveApps())), ack.getContentionAhead(), now);
+      break;
+    }
     case W::ATTACHED:
       break;
     default:
@@ -349,6 +354,7 @@ void LauncherDaemon::send_status(double now, bool force) {
   msg.setIterationsDone(status.iterations_done);
   msg.setIterationsPlanned(status.iterations_planned);
   msg.setPhase(status.phase);
+  if (std::isfinite(status.remaining) && status.remaining > 0) msg.setRemaining(status.remaining);
   auto release = msg.initRelease(static_cast<unsigned>(status.release.size()));
   for (std::size_t i = 0; i < status.release.size(); ++i) release.set(static_cast<unsigned>(i), status.release[i]);
   auto slowdowns = msg.initSlowdowns(static_cast<unsigned>(status.slowdowns.size()));

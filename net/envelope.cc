@@ -87,6 +87,7 @@ std::string body_name(wire::Envelope::Body::Which which) {
     case W::RESUME: return "resume";
     case W::READ_LOG: return "readLog";
     case W::LOG_CHUNK: return "logChunk";
+    case W::APP_STATUS_ACK: return "appStatusAck";
   }
   return "unknown(" + std::to_string(static_cast<int>(which)) + ")";
 }

@@ -40,6 +40,7 @@ struct Envelope {
     resume @29 :Resume;
     readLog @30 :ReadLog;
     logChunk @31 :LogChunk;
+    appStatusAck @32 :AppStatusAck;
   }
 }
 
@@ -317,6 +318,15 @@ struct AppStatus {
                                      # (each >= 1: how much slower one of its gangs runs placed so); the
                                      # coordinator scores leftover sets and machine holds by them (docs/arbiter.md);
                                      # empty: not reported (an older launcher), every set counts as well placed
+  remaining @14 :Float64;            # seconds it still needs on its fair share (bidder AppModel::remaining_at_fair_share),
+                                     # how long it stays for the other apps' contention forecasts; 0: not reported
+}
+
+# coordinator -> launcher, the answer to an appStatus that reported `remaining`: the apps it shares the cluster
+# with, now and on average over the rest of its life (docs/bidder.md, "N_avg ahead"). Its ranking key uses both.
+struct AppStatusAck {
+  activeApps @0 :UInt32;             # apps active now, the recipient included
+  contentionAhead @1 :Float64;       # bidder::contention_ahead over its `remaining` and the other apps' (>= 1)
 }
 
 # ---- launchers started by the coordinator through a nodelet (docs/launcher.md, "Managed launchers")

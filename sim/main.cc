@@ -51,6 +51,7 @@ struct Common {
   int solver_threads = 0;
   std::string solver = "shape";
   std::string shapes = "on";
+  std::string contention_ahead = "on";
   std::string gang_reservation = "on";
   std::string gang_backfill = "off";
   double network_fraction = -1;
@@ -102,6 +103,10 @@ void add_common(CLI::App* cmd, Common& c) {
                   "Themis: the winner-determination solver after the depth-first search: shape (the default, its own "
                   "branch and bound over shapes), cbc or bnb")
       ->check(CLI::IsMember({"cbc", "shape", "bnb"}));
+  cmd->add_option("--contention-ahead", c.contention_ahead,
+                  "Themis: on (an app's ranking key counts N_avg over its whole life, the rest of it from the apps present "
+                  "now, each until its expected finish) or off (the average so far stands for the future)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--shapes", c.shapes,
                   "Themis: on (bid rows as shapes: interchangeable GPUs are one row, concrete GPUs chosen after the "
                   "auction) or off (every row's GPUs literally)")
@@ -209,6 +214,7 @@ SimResult run_one(const Cluster& cluster, const std::vector<AppSpec>& apps, cons
   s.estimate_error = c.estimate_error;
   s.restart_cost = c.restart_cost;
   s.idle_rho = *parse_idle_rho(c.idle_rho);
+  s.contention_ahead = c.contention_ahead == "on";
   s.liar = c.liar;
   s.lie = c.lie;
   auto result = simulate(cluster, apps, *policy, s, progress_bar(label.empty() ? policy_name : label), observe_round);

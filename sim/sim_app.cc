@@ -346,9 +346,20 @@ const bidder::AppModel& SimApp::model() const {
   return *model_;
 }
 
+void SimApp::set_contention_ahead(double ahead) {
+  if (ahead == contention_ahead_) return;
+  contention_ahead_ = ahead;
+  ranking_model_.reset();
+}
+
 double SimApp::current_rho() const {
   const double held_slowdown = held_.empty() ? 1.0 : estimated_slowdown(app_slowdown(assignment_));
-  return model().ranking_rho(static_cast<int>(held_.size()), held_slowdown, attainable_slowdown(), settings_.idle_rho);
+  const bidder::AppModel* ranking = &model();
+  if (settings_.contention_ahead && std::isfinite(contention_ahead_)) {
+    if (!ranking_model_) ranking_model_.emplace(bidder::with_contention_ahead(model_state(), contention_ahead_));
+    ranking = &*ranking_model_;
+  }
+  return ranking->ranking_rho(static_cast<int>(held_.size()), held_slowdown, attainable_slowdown(), settings_.idle_rho);
 }
 
 int SimApp::extra_demand() const {

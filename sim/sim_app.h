@@ -5,6 +5,7 @@
 // app model (bidder/app_model.h), the one a launcher's agent uses.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <span>
@@ -46,6 +47,9 @@ struct AppSettings {
   // checkpoint, container start, restore (Themis §6.3: ~35 s container start, 5–10 s checkpoint).
   Seconds restart_cost = 0;
   IdleRho idle_rho = IdleRho::kWholeDemand;  // current ρ while holding no GPUs
+  // The ranking key's N_avg over the app's whole life, its future from the apps present now (set_contention_ahead,
+  // bidder/contention.h); off: the average so far stands for the future too.
+  bool contention_ahead = true;
 };
 
 class SimApp final : public arbiter::AppModel {
@@ -92,6 +96,11 @@ class SimApp final : public arbiter::AppModel {
   Seconds independent_time(double n_avg) const;
   // A demand-weighted count of the GPUs the app's unfinished jobs could use now (for load figures).
   int current_demand() const;
+  // How long it stays, for the others' forecasts: bidder::AppModel::remaining_at_fair_share.
+  Seconds remaining_at_fair_share() const { return model().remaining_at_fair_share(); }
+  // The contention it will see over the rest of its life (bidder::contention_ahead over the others' remaining
+  // times), set by the simulator before each round; the ranking key uses it when AppSettings::contention_ahead.
+  void set_contention_ahead(double ahead);
 
   // --- arbiter::AppModel ---
   AppId id() const override { return id_; }
@@ -135,7 +144,10 @@ class SimApp final : public arbiter::AppModel {
   // The app model of its state now, built on first use after every change (its T_sh cache lives with it).
   const bidder::AppModel& model() const;
   bidder::AppState model_state() const;
-  void state_changed() { model_.reset(); }
+  void state_changed() {
+    model_.reset();
+    ranking_model_.reset();
+  }
   double estimated_slowdown(double s) const { return std::max(1.0, s * (1 + slowdown_error_)); }
   // When job j (holding GPUs) makes progress again: after a restart if its GPU set changed.
   Seconds progress_start(std::size_t j) const;
@@ -173,6 +185,8 @@ class SimApp final : public arbiter::AppModel {
   // SRTF per GPU step, Themis per bid row), and it caches T_sh per (GPUs, S). Reset whenever the state
   // (progress, GPUs, time, contention) changes.
   mutable std::optional<bidder::AppModel> model_;
+  double contention_ahead_ = std::numeric_limits<double>::quiet_NaN();  // set_contention_ahead; NaN: none yet
+  mutable std::optional<bidder::AppModel> ranking_model_;  // with N_avg over its whole life; reset with model_
   double placed_gpu_seconds_ = 0;  // Σ gpus · dt / S over running jobs
   double running_gpu_seconds_ = 0;  // Σ gpus · dt over running jobs
 };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "bidder/contention.h"
 #include "core/rng.h"
 #include "policy/planner/round_planner.h"
 
@@ -37,6 +38,7 @@ class Run {
     app_settings_.lie = settings.lie;
     app_settings_.restart_cost = settings.restart_cost;
     app_settings_.idle_rho = settings.idle_rho;
+    app_settings_.contention_ahead = settings.contention_ahead;
     for (GpuIndex g = 0; g < cluster.size(); ++g) free_.push_back(g);
   }
 
@@ -117,7 +119,10 @@ class Run {
       if (!changed && next_event_time() <= now)
         throw std::logic_error(std::string(policy_.name()) + ": simulation stuck at t=" + std::to_string(now) +
                                " s: an event at this instant was left unhandled");
-      if (changed && !free_.empty() && any_demand()) round(now);
+      if (changed && !free_.empty() && any_demand()) {
+        if (app_settings_.contention_ahead) forecast_contention();
+        round(now);
+      }
       demand = 0;
       for (const auto& [id, app] : active_) demand += app->current_demand();
       stats_.peak_demand = std::max(stats_.peak_demand, demand);
@@ -145,6 +150,22 @@ class Run {
 
   void observe_contention() {
     for (auto& [id, app] : active_) app->observe_contention(static_cast<int>(active_.size()));
+  }
+
+  // Each app's contention over the rest of its life from the apps present now, each until its own expected
+  // finish (bidder/contention.h), as the coordinator tells launchers: the ranking keys of this round use it.
+  void forecast_contention() {
+    std::vector<Seconds> remaining;
+    remaining.reserve(active_.size());
+    for (const auto& [id, app] : active_) remaining.push_back(app->remaining_at_fair_share());
+    std::vector<Seconds> others;
+    std::size_t k = 0;
+    for (auto& [id, app] : active_) {
+      others.assign(remaining.begin(), remaining.end());
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
+      app->set_contention_ahead(bidder::contention_ahead(remaining[k], others));
+      ++k;
+    }
   }
 
   void release(GpuIndex g) {

@@ -29,6 +29,7 @@ struct SimSettings {
   double lie = 0;
   Seconds restart_cost = 0;   // AppSettings::restart_cost
   IdleRho idle_rho = IdleRho::kWholeDemand;  // AppSettings::idle_rho
+  bool contention_ahead = true;               // AppSettings::contention_ahead
 };
 
 struct AppResult {

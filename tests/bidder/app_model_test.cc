@@ -101,6 +101,22 @@ TEST(AppModel, TheWholeDemandRuleRanksAnIdleAppOnAllItCanUse) {
   EXPECT_EQ(AppModel(six_jobs(1)).idle_share(IdleRho::kWholeDemand), 6) << "alone, its share is its demand too";
 }
 
+// The six-job app has lived 300 s among 10 apps on average, and would need 300 s more on its fair share of one
+// GPU. If the apps around it leave so that it shares with 2 on average from now on, its whole life's N_avg is
+// (300·10 + 300·2) / 600 = 6, its T_id max(300 / (10 / 6), 50) = 180 s, and it is further behind than the past
+// says: ranked by ρ after a lease on its six GPUs, (300 + 60 + 50) / 180 rather than / 300.
+TEST(AppModel, AForecastOfContentionAheadShortensTIdForTheRankingKey) {
+  AppState state = six_jobs(10);
+  state.elapsed = 300;
+  EXPECT_DOUBLE_EQ(AppModel(state).remaining_at_fair_share(), 300);
+  const AppState ahead = with_contention_ahead(state, 2);
+  EXPECT_DOUBLE_EQ(ahead.n_avg, 6);
+  EXPECT_NEAR(AppModel(ahead).independent_time(), 180, 1e-9);
+  EXPECT_NEAR(AppModel(ahead).ranking_rho(0, 1.0, 1.0, IdleRho::kWholeDemand), 410.0 / 180.0, 1e-12);
+  EXPECT_NEAR(AppModel(state).ranking_rho(0, 1.0, 1.0, IdleRho::kWholeDemand), 410.0 / 300.0, 1e-12);
+  EXPECT_DOUBLE_EQ(with_contention_ahead(state, std::nan("")).n_avg, 10) << "no forecast: the past average";
+}
+
 TEST(AppModel, AnAppShortOfItsFairShareRanksNoWorseThanOneHoldingNothing) {
   const AppModel alone(six_jobs(1));  // fair share 6 GPUs, T_id 50 s, lease 60 s; idle ρ (60 + 50) / 50
   const double idle = alone.idle_rho(IdleRho::kFairShare, 1.0);

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include "bidder/contention.h"
 
@@ -37,6 +40,33 @@ TEST(Contention, RejectsBadObservations) {
   EXPECT_THROW(c.observe(20, 0), std::invalid_argument);
   c.observe(20, 2);
   EXPECT_THROW(c.average(15), std::invalid_argument);
+}
+
+// An app that needs 1,000 s more among three others: one finishes in 200 s, one in 600 s, one outlasts it. Over
+// its 1,000 s it shares with itself throughout, 200 + 600 + 1,000 s of the others: 1 + 1,800 / 1,000 = 2.8 apps
+// on average, where the count now says 4.
+TEST(ContentionAhead, CountsEachOtherAppUntilItsOwnFinish) {
+  const std::vector<Seconds> others{200, 600, 5000};
+  EXPECT_DOUBLE_EQ(contention_ahead(1000, others), 2.8);
+  EXPECT_DOUBLE_EQ(contention_ahead(100, others), 4) << "all three outlast 100 s";
+  EXPECT_DOUBLE_EQ(contention_ahead(1000, {}), 1) << "alone";
+}
+
+TEST(ContentionAhead, UnknownAppsCountThroughoutAndFinishedOnesNotAtAll) {
+  const std::vector<Seconds> others{std::nan(""), std::numeric_limits<double>::infinity(), 0, -5};
+  EXPECT_DOUBLE_EQ(contention_ahead(1000, others), 3);
+  EXPECT_DOUBLE_EQ(contention_ahead(0, others), 5) << "no forecast of its own: the count now";
+  EXPECT_DOUBLE_EQ(contention_ahead(std::nan(""), others), 5);
+}
+
+// 3,000 s lived at an average of 10 apps, 1,000 s left at 2.8: (3,000·10 + 1,000·2.8) / 4,000 = 8.2.
+TEST(LifetimeContention, WeighsThePastAndTheForecastByTheirSpans) {
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, 2.8, 1000), 8.2);
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 0, 2.8, 1000), 2.8) << "just arrived: the forecast alone";
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, 2.8, 0), 10) << "nothing left: the past alone";
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, 2.8, std::numeric_limits<double>::infinity()), 10);
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, 0.5, 1000), 10) << "a forecast below one app is no forecast";
+  EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, std::nan(""), 1000), 10);
 }
 
 }  // namespace

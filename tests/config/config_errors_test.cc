@@ -91,6 +91,15 @@ TEST_F(ConfigFile, ReservedKeysAndTheUsersTableAreAccepted) {
   EXPECT_NE(coordinator_error("[users]\nalice = 3\n").find(":2:9: users.alice: must be a string"), std::string::npos);
 }
 
+TEST_F(ConfigFile, ContentionAheadIsABoolean) {
+  EXPECT_EQ(coordinator_error("[coordinator]\ncontention_ahead = false\n"), "");
+  EXPECT_EQ(coordinator_error("[coordinator]\ncontention_ahead = true\n"), "");
+  EXPECT_NE(coordinator_error("[coordinator]\ncontention_ahead = \"no\"\n")
+                .find(":2:20: coordinator.contention_ahead: must be true or false"),
+            std::string::npos)
+      << coordinator_error("[coordinator]\ncontention_ahead = \"no\"\n");
+}
+
 TEST_F(ConfigFile, SolverThreadsIsACountWithinRange) {
   EXPECT_EQ(coordinator_error("[coordinator]\nsolver_threads = 2\n"), "");
   EXPECT_EQ(coordinator_error("[coordinator]\nsolver_threads = 0\n"), "");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "bidder/bid_validation.h"
 #include "tests/launcher/test_cluster.h"
 
@@ -26,6 +28,23 @@ TEST(Agent, AnAppHoldingNothingRanksByAllItCanUseAndBidsAgainstOneGangAfterALeas
   const Agent crowded(cluster, six, 0, 10);  // N_avg 10: a fair share of one GPU, T_id 6 · 50 s
   EXPECT_NEAR(crowded.current_rho(0), (60.0 + 50.0) / 300.0, 1e-9) << "still on all six";
   EXPECT_NEAR(crowded.rho_no_new(0), (60.0 + 300.0) / 300.0, 1e-9) << "no new GPUs: a lease, then one gang";
+}
+
+// The coordinator's forecast of the contention over the rest of the app's life (AppStatusAck.contentionAhead) goes
+// into its ranking key: 300 s lived among 10 apps, 300 s left on a fair share of one GPU; if it will share with 2
+// on average from now on, its life's N_avg is 6, T_id 180 s instead of 300 s, and it ranks as further behind.
+TEST(Agent, TheCoordinatorsContentionForecastShortensTIdInItsRankingKey) {
+  const auto cluster = testing::two_rack_cluster();  // 10 GPUs
+  const AgentConfig six{.app = 5, .scheduler = {SchedulerKind::kAllJobs, 6, {100}}, .gpus_per_job = 1,
+                        .lease_seconds = 60, .default_serial_iter_time = 0.5};
+  Agent crowded(cluster, six, 0, 10);
+  EXPECT_NEAR(crowded.remaining_at_fair_share(300), 300, 1e-9) << "six 50 s jobs on one GPU";
+  EXPECT_NEAR(crowded.current_rho(300), (300.0 + 60.0 + 50.0) / 300.0, 1e-9) << "no forecast yet: the past average";
+  crowded.set_contention_ahead(2);
+  EXPECT_NEAR(crowded.current_rho(300), (300.0 + 60.0 + 50.0) / 180.0, 1e-9);
+  EXPECT_NEAR(crowded.rho_no_new(300), (300.0 + 60.0 + 300.0) / 300.0, 1e-9) << "bids keep the model as it was";
+  crowded.set_contention_ahead(std::nan(""));
+  EXPECT_NEAR(crowded.current_rho(300), (300.0 + 60.0 + 50.0) / 300.0, 1e-9) << "a forecast taken back";
 }
 
 TEST(Agent, LostLeaseStopsTheJobWhichResumesFromItsCheckpointOnTheNextGrant) {
