@@ -130,6 +130,7 @@ int AppModel::fair_share_gpus() const {
 Seconds AppModel::remaining_at_fair_share() const { return remaining_time(fair_share_gpus(), 1.0); }
 
 AppState with_contention_ahead(AppState state, double ahead) {
+  if (!(std::isfinite(ahead) && ahead >= 1)) return state;  // no forecast: lifetime_contention keeps the past
   const Seconds remaining = AppModel(state).remaining_at_fair_share();
   state.n_avg = lifetime_contention(state.n_avg, state.elapsed, ahead, remaining);
   return state;

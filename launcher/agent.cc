@@ -449,8 +449,7 @@ double Agent::current_rho(Seconds now) const {
     return done.state().elapsed / done.independent_time();
   }
   // N_avg over its whole life where the coordinator forecast the rest of it, as themis-sim's apps rank.
-  const bidder::AppModel app(std::isfinite(contention_ahead_) ? bidder::with_contention_ahead(model_state(now), contention_ahead_)
-                                                               : model_state(now));
+  const bidder::AppModel app(bidder::with_contention_ahead(model_state(now), contention_ahead_));
   const auto slowdown = timing_.slowdown();
   const int held = static_cast<int>(held_.size());
   // The filter's key, the same model as themis-sim's (bidder::AppModel::ranking_rho): ρ on what it holds,

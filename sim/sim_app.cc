@@ -355,7 +355,7 @@ void SimApp::set_contention_ahead(double ahead) {
 double SimApp::current_rho() const {
   const double held_slowdown = held_.empty() ? 1.0 : estimated_slowdown(app_slowdown(assignment_));
   const bidder::AppModel* ranking = &model();
-  if (settings_.contention_ahead && std::isfinite(contention_ahead_)) {
+  if (settings_.contention_ahead) {
     if (!ranking_model_) ranking_model_.emplace(bidder::with_contention_ahead(model_state(), contention_ahead_));
     ranking = &*ranking_model_;
   }

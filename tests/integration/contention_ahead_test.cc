@@ -16,11 +16,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string sleeper(const std::string& name) {
-  return "name = \"" + name + "\"\ncommand = [\"sleep\", \"120\"]\n[hyperparameters]\nx = [0]\n"
-         "[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"1s\"\n";
-}
-
 struct Answer {
   std::uint32_t active_apps = 0;
   double ahead = 0;
@@ -63,11 +58,7 @@ TEST(ContentionAhead, TheCoordinatorAnswersAStatusWithTheContentionOverTheRestOf
   cluster.start_node("node-b");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
       << read_text(cluster.coordinator_log());
-  auto submit = [&](const std::string& name) {
-    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", sleeper(name))});
-    EXPECT_EQ(r.code, 0) << r.out;
-    return std::stoll(r.first_stdout_line());
-  };
+  auto submit = [&](const std::string& name) { return std::stoll(cluster.submit("alice", name, one_gpu_sleeper(name, 120))); };
   const std::int64_t long_app = submit("long");
   const std::int64_t short_app = submit("short");
   submit("no-launcher");

@@ -17,11 +17,6 @@ namespace {
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-std::string sleeper(const std::string& name) {
-  return "name = \"" + name + "\"\ncommand = [\"sleep\", \"120\"]\n[hyperparameters]\nx = [0]\n"
-         "[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"1s\"\n";
-}
-
 // `summary` differs per status, so that the coordinator records each (a LauncherStatus event) and the test can
 // tell when it has taken one in.
 void send_status(ProtocolLauncher& launcher, const std::vector<double>& slowdowns, const std::string& summary) {
@@ -44,11 +39,7 @@ TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedLis
   cluster.start_node("node-b");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
       << read_text(cluster.coordinator_log());
-  auto submit = [&](const std::string& name) {
-    const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", sleeper(name))});
-    EXPECT_EQ(r.code, 0) << r.out;
-    return r.first_stdout_line();
-  };
+  auto submit = [&](const std::string& name) { return cluster.submit("alice", name, one_gpu_sleeper(name, 120)); };
   const std::string app = submit("measured");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM jobs WHERE state = 'RUNNING'") == "1"; }, 30s))
       << read_text(cluster.coordinator_log());

@@ -109,6 +109,17 @@ std::string TestCluster::write_file(const std::string& name, const std::string& 
   return dir_.file(name);
 }
 
+std::string TestCluster::submit(const std::string& user, const std::string& name, const std::string& spec) {
+  const Output r = ctl(user, {"submit", "--parsable", write_file(name + ".toml", spec)});
+  if (r.code != 0) throw std::runtime_error("themisctl submit " + name + " exited " + std::to_string(r.code) + ": " + r.out);
+  return r.first_stdout_line();
+}
+
+std::string one_gpu_sleeper(const std::string& name, int seconds) {
+  return "name = \"" + name + "\"\ncommand = [\"sleep\", \"" + std::to_string(seconds) +
+         "\"]\n[hyperparameters]\nx = [0]\n[resources]\ngpus_per_job = 1\n[checkpoint]\ngrace_period = \"1s\"\n";
+}
+
 std::string TestCluster::key(const std::string& name, bool secret) const {
   return dir_.file("keys/" + name + (secret ? ".key_secret" : ".key"));
 }

@@ -13,6 +13,9 @@
 
 namespace themis::testing {
 
+// An app of one job on one GPU that sleeps `seconds`, stopped with a 1 s grace period.
+std::string one_gpu_sleeper(const std::string& name, int seconds);
+
 struct NodeSpec {
   std::string host;
   std::string rack;
@@ -42,6 +45,9 @@ class TestCluster {
   // themisctl as `user` (a principal with a key here).
   Output ctl(const std::string& user, const std::vector<std::string>& args);
   std::string write_file(const std::string& name, const std::string& text);
+  // `spec` written as NAME.toml and submitted by `user` (`themisctl submit --parsable`): the app's id. Throws
+  // std::runtime_error with themisctl's output when the submission is refused.
+  std::string submit(const std::string& user, const std::string& name, const std::string& spec);
 
   // One value from a read-only connection to the coordinator's database ("" for NULL / no row).
   std::string sql(const std::string& query);
