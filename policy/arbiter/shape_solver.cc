@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "policy/arbiter/deadline.h"
@@ -86,6 +89,7 @@ class SubproblemBounds {
       for (std::size_t i = 0; i < items; ++i)
         if (most[i] > 0) relevant_[d].push_back({static_cast<int>(i), most[i]});
     }
+    find_interchangeable(bidders, items);
     slots_.assign(kFirstSlots, -1);
     entries_.clear();
     words_.clear();
@@ -95,15 +99,22 @@ class SubproblemBounds {
   struct Key {
     std::uint64_t hash = 0;
     std::vector<int> words;
+    std::vector<int> scratch;  // make_key's
   };
+  // Items that bidders [position, end) treat alike give their residuals in one order (the largest first), so
+  // that states which differ only by which of them was taken share one key.
   void make_key(std::size_t position, const std::vector<int>& residual, Key& key) const {
     key.words.clear();
-    std::uint64_t hash = 0x9e3779b97f4a7c15ULL * (position + 1);
-    for (const Load& r : relevant_[position]) {
-      const int v = std::min(residual[static_cast<std::size_t>(r.item)], r.units);
-      key.words.push_back(v);
-      hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
+    for (const Load& r : relevant_[position]) key.words.push_back(std::min(residual[static_cast<std::size_t>(r.item)], r.units));
+    for (const std::vector<int>& members : interchangeable_[position]) {
+      std::vector<int>& values = key.scratch;
+      values.clear();
+      for (const int k : members) values.push_back(key.words[static_cast<std::size_t>(k)]);
+      std::sort(values.begin(), values.end(), std::greater<>());
+      for (std::size_t m = 0; m < members.size(); ++m) key.words[static_cast<std::size_t>(members[m])] = values[m];
     }
+    std::uint64_t hash = 0x9e3779b97f4a7c15ULL * (position + 1);
+    for (const int v : key.words) hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
     key.hash = hash ^ (hash >> 29);
   }
 
@@ -167,8 +178,78 @@ class SubproblemBounds {
     }
   }
 
+  // Two items are interchangeable for bidders [position, end) when swapping them maps every one of those bidders'
+  // rows onto a row of the same bidder with the same gain. Then the best those bidders can add from a residual is
+  // the same as from the residual with the two items' values swapped (the swap maps packings onto packings of
+  // equal value), and the interchangeable items of a position form classes (a swap that is a symmetry for each
+  // bidder is one for all of them; two swaps sharing an item make the third). Each position's classes refine the
+  // next position's by one bidder: the items it draws from part from those it does not, and among those it
+  // draws from, two stay together when the swap maps its rows onto its rows.
+  void find_interchangeable(const std::vector<Bidder>& bidders, std::size_t items) {
+    const std::size_t n = bidders.size();
+    interchangeable_.assign(n + 1, {});
+    std::vector<int> cls(items, 0);  // past the last bidder every item is alike
+    int classes = 1;
+    for (std::size_t d = n; d-- > 0;) {
+      const std::vector<Row>& rows = bidders[d].rows;
+      std::set<std::pair<double, std::vector<Load>>, RowLess> own;
+      std::vector<int> touched;
+      for (const Row& row : rows) {
+        own.insert({row.gain, row.loads});
+        for (const Load& l : row.loads) touched.push_back(l.item);
+      }
+      std::sort(touched.begin(), touched.end());
+      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+      // The swap of items a and b maps bidder d's rows onto its rows.
+      const auto swap_keeps = [&](int a, int b) {
+        std::vector<Load> image;
+        for (const Row& row : rows) {
+          const bool moves = std::any_of(row.loads.begin(), row.loads.end(), [&](const Load& l) { return l.item == a || l.item == b; });
+          if (!moves) continue;
+          image = row.loads;
+          for (Load& l : image) l.item = l.item == a ? b : l.item == b ? a : l.item;
+          std::sort(image.begin(), image.end(), [](const Load& x, const Load& y) { return x.item < y.item; });
+          if (own.find({row.gain, image}) == own.end()) return false;
+        }
+        return true;
+      };
+      // Every item it draws from leaves its class, for the first new class whose first member it swaps with.
+      std::vector<std::pair<int, int>> firsts;  // per class opened here: (the class it came from, its number)
+      std::vector<int> new_of;                  // per class opened here: its first member
+      for (const int t : touched) {
+        const int old = cls[static_cast<std::size_t>(t)];
+        int joined = -1;
+        for (std::size_t f = 0; f < firsts.size() && joined < 0; ++f)
+          if (firsts[f].first == old && swap_keeps(new_of[f], t)) joined = firsts[f].second;
+        if (joined < 0) {
+          joined = classes++;
+          firsts.push_back({old, joined});
+          new_of.push_back(t);
+        }
+        cls[static_cast<std::size_t>(t)] = joined;
+      }
+      // The classes of this position's key: indices into relevant_[d] of items of one class, two or more.
+      std::map<int, std::vector<int>> members;
+      for (std::size_t k = 0; k < relevant_[d].size(); ++k)
+        members[cls[static_cast<std::size_t>(relevant_[d][k].item)]].push_back(static_cast<int>(k));
+      for (auto& [c, list] : members)
+        if (list.size() > 1) interchangeable_[d].push_back(std::move(list));
+    }
+  }
+
+  struct RowLess {
+    bool operator()(const std::pair<double, std::vector<Load>>& x, const std::pair<double, std::vector<Load>>& y) const {
+      if (x.first != y.first) return x.first < y.first;
+      return std::lexicographical_compare(x.second.begin(), x.second.end(), y.second.begin(), y.second.end(),
+                                          [](const Load& a, const Load& b) {
+                                            return a.item != b.item ? a.item < b.item : a.units < b.units;
+                                          });
+    }
+  };
+
   const PackingProblem* problem_ = nullptr;
   std::vector<std::vector<Load>> relevant_;  // per position: (item, the most bidders [position, end) ask of it)
+  std::vector<std::vector<std::vector<int>>> interchangeable_;  // per position: classes, as indices into relevant_
   std::vector<int> slots_;                   // open addressing into entries_, -1 empty
   std::vector<Entry> entries_;
   std::vector<int> words_;                   // the keys, back to back
@@ -181,6 +262,10 @@ struct LpState {
   std::unique_ptr<PackingLp> lp;
   std::vector<char> open;      // per column: upper bound 1 (else 0)
   std::vector<int> capacity;   // per item: the row's upper bound
+  // The solve with every bidder turned to LP bounds. The solves without one winner then do so from their first
+  // node: on the gang apps at (50, 256) each of them otherwise spent its first 5,000 nodes on bounds that prove
+  // nothing, also where it started from the optimum (docs/performance.md, "Hard auctions turn to LP bounds at once").
+  bool pf_solve_turned = false;
 };
 
 // What one problem's solves share (SolveHints::memory).
@@ -197,6 +282,7 @@ struct ShapeMemory final : SolverMemory {
     }
     lp.open = other.lp.open;
     lp.capacity = other.lp.capacity;
+    lp.pf_solve_turned = other.lp.pf_solve_turned;
   }
   std::unique_ptr<SolverMemory> clone() const override { return std::make_unique<ShapeMemory>(*this); }
   SubproblemBounds bounds;
@@ -525,7 +611,7 @@ class Search {
   // Depth-first search from the root; false when a limit stopped it.
   bool run(std::vector<double> lambda, int node_steps, std::int64_t lp_from_nodes, double lp_worth) {
     node_steps_ = node_steps;
-    lp_from_nodes_ = lp_from_nodes;
+    lp_from_nodes_ = lp_from_nodes > 0 && excluded_ >= 0 && lp_->pf_solve_turned ? 1 : lp_from_nodes;
     lp_worth_ = lp_worth;
     lp_want_.assign(flat_rows_.size(), 0);
     lp_stack_.assign(bidders_.size() + 1, {});
@@ -604,6 +690,7 @@ class Search {
     const bool lp_on = lp_from_nodes_ > 0 && (nodes_ >= lp_from_nodes_ || lp_due_);
     if (lp_on && !lp_started_) {
       lp_started_ = true;
+      if (excluded_ < 0) lp_->pf_solve_turned = true;
       lp_root_ = lp_root_bound();
       lp_nodes_ = std::isinf(lp_worth_) ? lp_worth_ < 0
                                         : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);

@@ -15,12 +15,18 @@
 // are one row, so the relaxation can no longer split a bidder between them.
 //
 // A few steps at a node fall behind the best λ as the search goes deeper. A solve that reaches
-// `lp_from_nodes` nodes, or half of its time budget, solves the LP relaxation itself (packing_lp.h, CLP's
+// `lp_from_nodes` nodes, or half of its time budget (the solves without a winner: from their first node where the
+// solve with everybody did), solves the LP relaxation itself (packing_lp.h, CLP's
 // dual simplex from the basis of the last LP; the N+1 solves start from a copy of the PF solve's) at the
 // root, for the bound it reports, and, where that LP closes much of the gap the steps leave, at every node
 // the Lagrangian bound does not cut: CLP's item duals are priced by the same bound function, so the LP
 // only proposes λ and never decides a cut by its tolerances. Its duals also settle children (a row's reduced gain
 // under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve).
+//
+// Subproblems are remembered across the N+1 solves (their bounds, keyed by the next bidder's position and the
+// residual capacities). Items that every bidder still to choose treats alike (swapping them maps each bidder's rows
+// onto its own rows of the same gain) give their residuals in one order in the key, so states that differ only by
+// which of two such machines was taken are searched once.
 //
 // Preprocessing drops rows of a bidder that another of its rows dominates (no more units of any item,
 // at least the gain). Warm start: the caller's hint and greedy packings. Ties are kept at the first

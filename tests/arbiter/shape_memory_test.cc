@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "brute_force.h"
 #include "core/rng.h"
 #include "policy/arbiter/cbc_solver.h"
 #include "policy/arbiter/greedy_packing.h"
@@ -169,6 +170,84 @@ TEST(ShapeMemory, AfterTheSmallSearchesGaveUpOnThePfSolveTheSolverTakesTheRest) 
   }
   EXPECT_GT(gave_up, 5);
   EXPECT_GT(settled, 5);
+}
+
+// Auctions over six machines of 2 or 4 free GPUs in two racks (items 0-5 the machines, 6 and 7 the racks), where
+// most bidders ask "k GPUs of any one machine" or "k of each of two machines of one rack" (a row per machine or
+// pair, all of one gain), as apps whose ρ does not depend on which machine say: many machines are then
+// interchangeable for the bidders still to choose, and states that differ only by which of them was taken share
+// one kept bound. Some bidders ask one machine or one rack only, which keeps other swaps from being symmetries.
+PackingProblem interchangeable_machines_auction(Rng& rng) {
+  PackingProblem problem;
+  problem.item_count = 8;
+  problem.item_capacity.assign(8, 0);
+  for (int m = 0; m < 6; ++m) {
+    problem.item_capacity[static_cast<std::size_t>(m)] = rng.below(2) == 0 ? 2 : 4;
+    problem.item_capacity[static_cast<std::size_t>(6 + m / 3)] += problem.item_capacity[static_cast<std::size_t>(m)];
+  }
+  const auto units = [](std::vector<int>& items, int item, int count) { items.insert(items.end(), static_cast<std::size_t>(count), item); };
+  const int bidders = 5 + static_cast<int>(rng.below(2));
+  for (int b = 0; b < bidders; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    const double gain = 0.1 + rng.uniform();
+    const std::uint64_t kind = rng.below(4);
+    const int k = 1 + static_cast<int>(rng.below(kind == 1 ? 2 : 4));
+    for (int m = 0; m < 6; ++m) {
+      for (int other = m + 1; other < 6; ++other) {
+        if (kind != 1 || other / 3 != m / 3) continue;  // a pair of machines of one rack
+        PackingRow row{0, gain, {}};
+        units(row.items, m, k);
+        units(row.items, other, k);
+        units(row.items, 6 + m / 3, 2 * k);
+        std::sort(row.items.begin(), row.items.end());
+        bidder.rows.push_back(row);
+      }
+      if (kind == 0 || (kind == 2 && m == static_cast<int>(rng.below(6)))) {  // any one machine, or one only
+        PackingRow row{0, gain, {}};
+        units(row.items, m, k);
+        units(row.items, 6 + m / 3, k);
+        bidder.rows.push_back(row);
+      }
+    }
+    if (kind == 3) {  // k GPUs anywhere in one rack
+      PackingRow row{0, gain, {}};
+      units(row.items, 6 + static_cast<int>(rng.below(2)), 2 * k);
+      bidder.rows.push_back(row);
+    }
+    std::erase_if(bidder.rows, [&](const PackingRow& row) {
+      for (int item : row.items)
+        if (std::count(row.items.begin(), row.items.end(), item) > problem.capacity(item)) return true;
+      return false;
+    });
+    for (std::size_t r = 0; r < bidder.rows.size(); ++r) bidder.rows[r].source_row = static_cast<int>(r);
+    problem.bidders.push_back(std::move(bidder));
+  }
+  return problem;
+}
+
+TEST(ShapeMemory, StatesThatDifferByWhichOfInterchangeableMachinesWasTakenShareABoundAndTheOutcomeIsExhaustiveSearchs) {
+  Rng rng(20261205);
+  int winners = 0, contested = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const PackingProblem problem = interchangeable_machines_auction(rng);
+    const testing::BruteForceResult expected = testing::brute_force(problem);
+    const std::vector<double> expected_c = testing::brute_force_c(problem);
+    ShapeSolver solver;
+    const PartialAllocation got = partial_allocation(problem, solver, AuctionLimits{});
+    ASSERT_TRUE(got.proven_optimal);
+    ASSERT_TRUE(packing_feasible(problem, got.pf.choice));
+    EXPECT_NEAR(got.pf.value, expected.value, 1e-9);
+    int won = 0;
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+      EXPECT_NEAR(got.c[i], expected_c[i], 1e-9) << "bidder " << i;
+      won += got.pf.choice[i] >= 0 ? 1 : 0;
+      contested += expected_c[i] < 1 - 1e-9 ? 1 : 0;
+    }
+    winners += won;
+  }
+  EXPECT_GT(winners, 2000);
+  EXPECT_GT(contested, 800);  // a winner whose GPUs another bidder wanted: the solves without it have work to do
 }
 
 TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
