@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -264,7 +264,7 @@ struct LpState {
   std::vector<int> capacity;   // per item: the row's upper bound
   // The solve with every bidder turned to LP bounds. The solves without one winner then do so from their first
   // node: on the gang apps at (50, 256) each of them otherwise spent its first 5,000 nodes on bounds that prove
-  // nothing, also where it started from the optimum (docs/performance.md, "Hard auctions turn to LP bounds at once").
+  // nothing, also where it started from the optimum (docs/arbiter.md, "Hard auctions turn to LP bounds at once").
   bool pf_solve_turned = false;
 };
 
