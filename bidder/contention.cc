@@ -33,13 +33,32 @@ double ContentionAverage::average(Seconds now) const {
   return (weighted_sum_ + current_ * (now - last_change_)) / life;
 }
 
+namespace {
+
+// What one other app adds to Σ_j min(r_j, R): all of R when its time is unknown (present throughout, as the past
+// average assumes), nothing once it is done.
+double shared_time(Seconds own_remaining, Seconds r) {
+  if (std::isnan(r)) return own_remaining;
+  return r > 0 ? std::min(r, own_remaining) : 0.0;
+}
+
+bool known(Seconds own_remaining) { return std::isfinite(own_remaining) && own_remaining > 0; }
+
+}  // namespace
+
 double contention_ahead(Seconds own_remaining, std::span<const Seconds> others_remaining) {
-  if (!(std::isfinite(own_remaining) && own_remaining > 0)) return 1.0 + static_cast<double>(others_remaining.size());
+  if (!known(own_remaining)) return 1.0 + static_cast<double>(others_remaining.size());
   double shared = 0;
-  for (const Seconds r : others_remaining) {
-    if (std::isnan(r)) shared += own_remaining;  // unknown: present throughout, as the past average assumes
-    else if (r > 0) shared += std::min(r, own_remaining);
-  }
+  for (const Seconds r : others_remaining) shared += shared_time(own_remaining, r);
+  return 1.0 + shared / own_remaining;
+}
+
+double contention_ahead(std::span<const Seconds> remaining, std::size_t self) {
+  const Seconds own_remaining = remaining[self];
+  if (!known(own_remaining)) return static_cast<double>(remaining.size());
+  double shared = 0;
+  for (std::size_t j = 0; j < remaining.size(); ++j)
+    if (j != self) shared += shared_time(own_remaining, remaining[j]);
   return 1.0 + shared / own_remaining;
 }
 

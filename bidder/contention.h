@@ -10,6 +10,7 @@
 // finish. An app's ρ at completion divides by T_id over its whole life's N_avg; an app arriving in a crowd
 // that will thin out before it finishes sees its past average overstate that N_avg, ranks as better off than
 // it will end, and waits (docs/bidder.md, "N_avg ahead").
+#include <cstddef>
 #include <span>
 
 #include "core/ids.h"
@@ -43,6 +44,9 @@ class ContentionAverage {
 //   1 + (1/R) · Σ_j min(r_j, R)
 // An `own_remaining` that is not > 0 and finite gives the count now, 1 + the others.
 double contention_ahead(Seconds own_remaining, std::span<const Seconds> others_remaining);
+// The same for the app at `self` among `remaining`, the remaining seconds of every app present (itself included),
+// without a copy of the others per app.
+double contention_ahead(std::span<const Seconds> remaining, std::size_t self);
 
 // N_avg over an app's whole life: `past_average` (ContentionAverage) over the `elapsed` seconds it has lived,
 // `ahead` (contention_ahead) over the `remaining` seconds it still needs. `past_average` when remaining is not

@@ -158,14 +158,8 @@ class Run {
     std::vector<Seconds> remaining;
     remaining.reserve(active_.size());
     for (const auto& [id, app] : active_) remaining.push_back(app->remaining_at_fair_share());
-    std::vector<Seconds> others;
     std::size_t k = 0;
-    for (auto& [id, app] : active_) {
-      others.assign(remaining.begin(), remaining.end());
-      others.erase(others.begin() + static_cast<std::ptrdiff_t>(k));
-      app->set_contention_ahead(bidder::contention_ahead(remaining[k], others));
-      ++k;
-    }
+    for (auto& [id, app] : active_) app->set_contention_ahead(bidder::contention_ahead(remaining, k++));
   }
 
   void release(GpuIndex g) {

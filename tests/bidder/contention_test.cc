@@ -59,6 +59,17 @@ TEST(ContentionAhead, UnknownAppsCountThroughoutAndFinishedOnesNotAtAll) {
   EXPECT_DOUBLE_EQ(contention_ahead(std::nan(""), others), 5);
 }
 
+// Every app present, itself among them: the app at each index gets what the form over its others gives it.
+TEST(ContentionAhead, OverEveryAppPresentEachGetsWhatItsOthersGiveIt) {
+  const std::vector<Seconds> remaining{1000, 200, std::nan(""), 600, 0, 5000};
+  for (std::size_t self = 0; self < remaining.size(); ++self) {
+    std::vector<Seconds> others = remaining;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(self));
+    EXPECT_EQ(contention_ahead(remaining, self), contention_ahead(remaining[self], others)) << "app " << self;
+  }
+  EXPECT_DOUBLE_EQ(contention_ahead(remaining, 0), 3.8) << "200 + 1,000 (unknown) + 600 + 0 + 1,000 over 1,000";
+}
+
 // 3,000 s lived at an average of 10 apps, 1,000 s left at 2.8: (3,000·10 + 1,000·2.8) / 4,000 = 8.2.
 TEST(LifetimeContention, WeighsThePastAndTheForecastByTheirSpans) {
   EXPECT_DOUBLE_EQ(lifetime_contention(10, 3000, 2.8, 1000), 8.2);

@@ -190,10 +190,7 @@ TEST(DiskFull, CoordinatorDatabaseDiskFullRefusesWritesAndRecovers) {
   if (!disk.error().empty()) GTEST_SKIP() << "cannot mount a small tmpfs here: " << disk.error();
   // Only the database (and its -wal and -shm, which SQLite keeps beside the link's target) is on the small disk.
   fs::create_symlink(disk.dir() / "themis.db", cluster.db_path());
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)))
-      << read_text(cluster.coordinator_log());
+  ASSERT_TRUE(cluster.start()) << read_text(cluster.coordinator_log());
 
   std::vector<std::int64_t> submitted;
   // Apps submitted while the disk is full want both GPUs, so they wait and the one submitted after gets the free GPU.

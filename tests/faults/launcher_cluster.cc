@@ -11,10 +11,7 @@ namespace themis::testing {
 void start_two_node_launcher_cluster(std::unique_ptr<TestCluster>& cluster) {
   cluster = std::make_unique<TestCluster>(std::vector<NodeSpec>{{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s",
                                           "fairness_knob = 0\nfilter = \"fixed\"\nheartbeat_lives = 30\n");
-  cluster->start_coordinator();
-  cluster->start_node("node-a");
-  cluster->start_node("node-b");
-  ASSERT_TRUE(cluster->wait_for([&] { return cluster->sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(cluster->start());
 }
 
 }  // namespace themis::testing

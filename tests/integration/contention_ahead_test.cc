@@ -53,11 +53,7 @@ std::optional<Answer> status_round_trip(TestCluster& cluster, ProtocolLauncher& 
 
 TEST(ContentionAhead, TheCoordinatorAnswersAStatusWithTheContentionOverTheRestOfTheAppsLife) {
   TestCluster cluster({{"node-a", "rack-1", {{0, 1}}}, {"node-b", "rack-1", {{0, 1}}}});
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
-      << read_text(cluster.coordinator_log());
+  ASSERT_TRUE(cluster.start()) << read_text(cluster.coordinator_log());
   auto submit = [&](const std::string& name) { return std::stoll(cluster.submit("alice", name, one_gpu_sleeper(name, 120))); };
   const std::int64_t long_app = submit("long");
   const std::int64_t short_app = submit("short");

@@ -34,11 +34,7 @@ void send_status(ProtocolLauncher& launcher, const std::vector<double>& slowdown
 
 TEST(PlacementSlowdowns, ALaunchersSlowdownsReachTheRoundRecordsAndAMalformedListIsIgnored) {
   TestCluster cluster({{"node-a", "rack-1", {{0, 1}}}, {"node-b", "rack-1", {{0, 1}}}});
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
-      << read_text(cluster.coordinator_log());
+  ASSERT_TRUE(cluster.start()) << read_text(cluster.coordinator_log());
   auto submit = [&](const std::string& name) { return cluster.submit("alice", name, one_gpu_sleeper(name, 120)); };
   const std::string app = submit("measured");
   ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM jobs WHERE state = 'RUNNING'") == "1"; }, 30s))

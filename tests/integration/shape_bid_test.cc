@@ -44,10 +44,7 @@ class ScopedBidder {
 TEST(ShapeBids, TwoAppsNamingTheSameGpusOfAMachineBothWinWhenTheirRowsSayAnyGpusOfTheMachine) {
   // f = 0 and the fixed filter: both apps are offered the GPUs and bid against each other.
   TestCluster cluster({{"node-a", "rack-1", {{0, 1, 2, 3}}}}, "60s", "fairness_knob = 0\nfilter = \"fixed\"\n");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "4"; }, 20s))
-      << read_text(cluster.coordinator_log());
+  ASSERT_TRUE(cluster.start()) << read_text(cluster.coordinator_log());
   auto submit = [&](const std::string& name, int gpus) {
     const auto r = cluster.ctl("alice", {"submit", "--parsable", cluster.write_file(name + ".toml", sleeper(name, gpus))});
     EXPECT_EQ(r.code, 0) << r.out;

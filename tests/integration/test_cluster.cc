@@ -135,6 +135,16 @@ void TestCluster::kill_coordinator(int sig) { coordinator_.kill_and_wait(sig); }
 
 void TestCluster::signal_coordinator(int sig) { coordinator_.signal(sig); }
 
+bool TestCluster::start() {
+  start_coordinator();
+  std::size_t gpus = 0;
+  for (const NodeSpec& node : nodes_) {
+    start_node(node.host);
+    for (const auto& slot : node.slots) gpus += slot.size();
+  }
+  return wait_for([&] { return sql("SELECT count(*) FROM gpus") == std::to_string(gpus); }, std::chrono::seconds(20));
+}
+
 void TestCluster::start_node(const std::string& host, const std::map<std::string, std::string>& env) {
   nodelets_[host] = Process({kBin + "/themis-nodelet", "-c", dir_.file(host + ".toml")}, dir_.file(host + ".log"), env);
 }

@@ -32,6 +32,9 @@ class TestCluster {
   ~TestCluster();
 
   void start_coordinator(const std::map<std::string, std::string>& env = {});
+  // The coordinator, then every node of the cluster; true once the coordinator has registered all their GPUs
+  // (within 20 s).
+  bool start();
   void kill_coordinator(int sig);
   void signal_coordinator(int sig);
   void start_node(const std::string& host, const std::map<std::string, std::string>& env = {});

@@ -43,10 +43,7 @@ Process start_launcher(TestCluster& cluster, const std::string& app) {
 
 TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishes) {
   TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "3s");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(cluster.start());
 
   auto submit = [&](const std::string& name, int gpus, int iterations) {
     return submit_spec(cluster, name, spec(name, cluster.dir(), gpus, iterations));
@@ -97,10 +94,7 @@ TEST(LauncherIntegration, PreemptedJobResumesFromItsCheckpointAndEveryAppFinishe
 // The jobs are paced (10 ms per iteration) so that the phases last wall time, whatever the machine's load.
 TEST(LauncherIntegration, AGpuNoJobUsesIsGivenBackAndAWaitingAppRunsOnItBeforeTheLeaseEnds) {
   TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "120s");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(cluster.start());
   auto paced_spec = [&](const std::string& name, const std::string& rates, const std::string& scheduler) {
     return "name = \"" + name + "\"\ncommand = [\"" + kBin +
            "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\", "

@@ -43,9 +43,7 @@ std::string diagnostics(TestCluster& cluster, const std::string& app) {
 TEST(LauncherProbe, AJobWithAUserErrorFailsItsAppInItsProbeBeforeAnyAuction) {
   // The probe lease (300 s) outlasts the wait below: the app can only fail by its job's exit.
   TestCluster cluster({{"node-a", "r1", {{0, 1}}}}, "60s", "probe_duration = \"300s\"\n");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, 20s));
+  ASSERT_TRUE(cluster.start());
   // A typo in a hyper-parameter: themis-train rejects the model at start (exit 2, a user error).
   const std::string app =
       submit(cluster, "typo", train_spec("typo", cluster.dir(), "\"--hidden\", \"16\"", "{ model = [\"resnet_modle\"], lr = [0.05] }", 1000));
@@ -89,10 +87,7 @@ TEST(LauncherProbe, AJobWithAUserErrorFailsItsAppInItsProbeBeforeAnyAuction) {
 
 TEST(LauncherProbe, AGoodJobPassesItsProbeOnOneGpuThenFinishesOnItsWholeGang) {
   TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "60s", "probe_duration = \"2s\"\n");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, 20s));
+  ASSERT_TRUE(cluster.start());
   // The CNN's iterations (batches of 256) are slow enough that the job still runs when its 2-s probe ends.
   const std::string app = submit(cluster, "good", train_spec("good", cluster.dir(), "\"--model\", \"cnn\", \"--batch-size\", \"256\"",
                                                              "{ lr = [0.05] }", 600));
@@ -130,9 +125,7 @@ TEST(LauncherProbe, AGoodJobPassesItsProbeOnOneGpuThenFinishesOnItsWholeGang) {
 TEST(LauncherProbe, AShortJobPassesItsProbeAndTheAppCompetesForTheRest) {
   // Two one-GPU jobs; the probe lease (300 s) outlasts the test: only the job's completion ends the probe.
   TestCluster cluster({{"node-a", "r1", {{0, 1}}}}, "60s", "probe_duration = \"300s\"\n");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, 20s));
+  ASSERT_TRUE(cluster.start());
   std::string spec = train_spec("pair", cluster.dir(), "\"--hidden\", \"16\", \"--batch-size\", \"8\"",
                                 "{ lr = [0.05, 0.1] }", 300);
   spec.replace(spec.find("gpus_per_job = 2"), 16, "gpus_per_job = 1");

@@ -46,10 +46,7 @@ pid_t find_launcher(const std::string& endpoint, const std::string& app) {
 
 TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes) {
   TestCluster cluster({{"node-a", "r1", {{0}}}, {"node-b", "r2", {{0}}}}, "60s");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  cluster.start_node("node-b");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "2"; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(cluster.start());
 
   const std::string spec =
       "name = \"managed\"\ncommand = [\"" + kBin +
@@ -125,9 +122,7 @@ TEST(ManagedLauncher, KilledLauncherIsRestartedByTheCoordinatorAndTheAppFinishes
 
 TEST(ManagedLauncher, CancellingALauncherAppEndsItStopsItsLauncherAndFreesItsGpus) {
   TestCluster cluster({{"node-a", "r1", {{0}}}}, "60s");
-  cluster.start_coordinator();
-  cluster.start_node("node-a");
-  ASSERT_TRUE(cluster.wait_for([&] { return cluster.sql("SELECT count(*) FROM gpus") == "1"; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(cluster.start());
   const std::string spec =
       "name = \"to-cancel\"\ncommand = [\"" + kBin +
       "/themis-train\", \"--model\", \"mlp\", \"--hidden\", \"16\", \"--batch-size\", \"8\"]\n"
