@@ -12,6 +12,7 @@
 //
 //   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--threads N] [--symmetry] [--dump DIR]
+//                 [--restart-pf]
 //   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
 //
 // --recorded: instead of generated instances, the auctions of themis-sim's `run --auction-log LOG` (the
@@ -30,8 +31,10 @@
 // nothing, count the swaps of two GPUs or two slots that map an instance onto itself; --dump DIR: write each
 // instance's shape problem and every solver's PF solve there as JSON (dump_instance); --threads: the solves
 // without each winner on up to N threads (AuctionLimits::threads; default 1; reentrant solvers only, CPU
-// times count every thread). Solvers run one after
-// the other on each instance, so machine load hits them alike.
+// times count every thread); --restart-pf: after the table, each instance's PF solve by every solver again, alone
+// and from a fresh memory, once cold and once started from the packing the auction's PF solve found (where that
+// was proven, the optimum), to split a solve's cost between finding its packing and proving it (one line per
+// instance and solver). Solvers run one after the other on each instance, so machine load hits them alike.
 #include <time.h>
 
 #include <algorithm>
@@ -84,6 +87,7 @@ std::string app_family = "elastic";
 // this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
 std::string dump_dir;
 int solve_threads = 1;  // --threads: AuctionLimits::threads
+bool restart_pf = false;  // --restart-pf
 
 Cluster bench_cluster(int gpus) {
   ClusterSpec spec{"bench", {}};
@@ -342,6 +346,36 @@ void dump_instance(const Size& size, int index, const Instance& instance, const 
   if (!(file << out.dump() << "\n")) throw std::runtime_error("auction_bench: cannot write " + path);
 }
 
+// --restart-pf: each instance's PF solve by each solver again with the auction's budget, cold and from the PF packing
+// the auction found; the node counts and times of the two show how much of a solve went into finding its packing.
+void restart_pf_solves(const std::vector<Instance>& problems, double budget, const std::vector<std::string>& solvers,
+                       const std::map<std::string, SolverRuns>& runs) {
+  std::printf("\n| instance | solver | PF packing found (proven) | cold: proven, nodes, ms | from that packing: proven, nodes, ms |\n");
+  std::printf("|---:|---|---:|---|---|\n");
+  for (std::size_t i = 0; i < problems.size(); ++i)
+    for (const std::string& name : solvers) {
+      const PackingProblem& p = solves_shapes(name) ? problems[i].shaped.packing : problems[i].concrete;
+      const PackingSolution& found = runs.at(name).results[i].pf;
+      std::string cells[2];
+      for (int from_found = 0; from_found < 2; ++from_found) {
+        auto solver = make_solver(name);
+        std::unique_ptr<SolverMemory> memory;
+        std::vector<double> prices;
+        const auto start = std::chrono::steady_clock::now();
+        const PackingSolution again =
+            solver->solve(p, -1, SolveLimits{budget, 0}, SolveHints{from_found != 0 ? &found.choice : nullptr, &prices, &memory});
+        const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+        char text[96];
+        std::snprintf(text, sizeof text, "%s, %lld, %s", again.proven_optimal ? "yes" : "no", static_cast<long long>(again.nodes),
+                      ms(took.count()).c_str());
+        cells[from_found] = text;
+      }
+      std::printf("| %zu | %s | %.4f (%s) | %s | %s |\n", i, name.c_str(), found.value, found.proven_optimal ? "yes" : "no",
+                  cells[0].c_str(), cells[1].c_str());
+    }
+  std::fflush(stdout);
+}
+
 // Every solver on `problems`, one table row per solver; `columns` are the row's first cells ("20 | 64").
 void run_instances(const std::string& columns, const Size& size, const std::vector<Instance>& problems, double budget,
                    const std::vector<std::string>& solvers) {
@@ -399,6 +433,7 @@ void run_instances(const std::string& columns, const Size& size, const std::vect
                 r.proven, instances, r.worst_gap, ratio.c_str(), disagreements, static_cast<long long>(r.nodes));
     std::fflush(stdout);
   }
+  if (restart_pf) restart_pf_solves(problems, budget, solvers, runs);
 }
 
 void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
@@ -527,6 +562,10 @@ int run(int argc, char** argv) {
     const std::string_view flag = argv[a];
     if (flag == "--symmetry") {
       symmetry = true;
+      continue;
+    }
+    if (flag == "--restart-pf") {
+      restart_pf = true;
       continue;
     }
     if (a + 1 >= argc) throw std::invalid_argument("auction_bench: " + std::string(flag) + " needs a value");

@@ -1,0 +1,178 @@
+// How much of the gap between the LP bound and the best packing known each family of cuts closes at the root, on
+// the shape problems `auction_bench --dump DIR` writes (docs/performance.md, "Where a solve's time goes, and cuts at the root").
+//
+//   shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N]
+//
+// Per file and family (each alone, then all of them together): the LP bound, the bound after up to N rounds of
+// that family's cuts (each round followed by a dual simplex re-solve; it stops at a round that finds none), the
+// share of the gap closed, the cuts added and the milliseconds the rounds took. The LP is the one the solvers
+// relax: each bidder takes at most one row, every group within its capacity; a row takes, for every GPU it asks of
+// a group, one unit of that group and of each group above it. "Best" is the best PF packing the dump holds.
+#include <CglClique.hpp>
+#include <CglCutGenerator.hpp>
+#include <CglGomory.hpp>
+#include <CglKnapsackCover.hpp>
+#include <CglOddHole.hpp>
+#include <CglTwomir.hpp>
+#include <CglZeroHalf.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
+#include <OsiClpSolverInterface.hpp>
+#include <OsiCuts.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Bounds {
+  double lp = 0, cut = 0, ms = 0;
+  int cuts = 0;
+};
+
+std::unique_ptr<CglCutGenerator> make_generator(const std::string& family) {
+  if (family == "gomory") return std::make_unique<CglGomory>();
+  if (family == "twomir") return std::make_unique<CglTwomir>();
+  if (family == "knapsack") return std::make_unique<CglKnapsackCover>();
+  if (family == "clique") {
+    auto clique = std::make_unique<CglClique>();
+    clique->setStarCliqueReport(false);
+    clique->setRowCliqueReport(false);
+    return clique;
+  }
+  if (family == "oddhole") return std::make_unique<CglOddHole>();
+  if (family == "zerohalf") return std::make_unique<CglZeroHalf>();
+  throw std::invalid_argument("shape_cuts: unknown family " + family +
+                              " (gomory, twomir, knapsack, clique, oddhole, zerohalf)");
+}
+
+Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& families, int rounds) {
+  const auto& groups = dump.at("groups");
+  const int group_count = static_cast<int>(groups.size());
+  const int bidders = static_cast<int>(dump.at("rows").size());
+  std::vector<int> parent;
+  for (const auto& g : groups) parent.push_back(g.at("parent").get<int>());
+  CoinPackedMatrix matrix(true, 0, 0);
+  matrix.setDimensions(bidders + group_count, 0);
+  std::vector<double> objective;
+  for (int b = 0; b < bidders; ++b)
+    for (const auto& row : dump.at("rows")[static_cast<std::size_t>(b)]) {
+      std::map<int, double> units;
+      for (const auto& ask : row.at("asks"))
+        for (int g = ask[0].get<int>(); g >= 0; g = parent[static_cast<std::size_t>(g)]) units[g] += ask[1].get<double>();
+      CoinPackedVector column;
+      column.insert(b, 1.0);
+      for (const auto& [g, u] : units) column.insert(bidders + g, u);
+      matrix.appendCol(column);
+      objective.push_back(-row.at("gain").get<double>());  // Osi minimises
+    }
+  const std::size_t n = objective.size();
+  const std::vector<double> col_lower(n, 0.0), col_upper(n, 1.0);
+  std::vector<double> row_lower(static_cast<std::size_t>(bidders + group_count), 0.0), row_upper(row_lower.size(), 1.0);
+  for (int g = 0; g < group_count; ++g)
+    row_upper[static_cast<std::size_t>(bidders + g)] = groups[static_cast<std::size_t>(g)].at("capacity").get<double>();
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(), row_upper.data());
+  for (std::size_t c = 0; c < n; ++c) lp.setInteger(static_cast<int>(c));
+  lp.initialSolve();
+  if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the root LP was not solved");
+  Bounds out;
+  out.lp = -lp.getObjValue();
+  std::vector<std::unique_ptr<CglCutGenerator>> generators;
+  for (const std::string& f : families) generators.push_back(make_generator(f));
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    OsiCuts cuts;
+    for (auto& g : generators) g->generateCuts(lp, cuts);
+    if (cuts.sizeRowCuts() == 0) break;
+    out.cuts += cuts.sizeRowCuts();
+    lp.applyCuts(cuts);
+    lp.resolve();
+    if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the LP with cuts was not solved");
+  }
+  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.cut = -lp.getObjValue();
+  return out;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) parts.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> files;
+    std::vector<std::string> families = {"gomory", "twomir", "knapsack", "clique", "oddhole", "zerohalf"};
+    int rounds = 10;
+    for (int a = 1; a < argc; ++a) {
+      const std::string arg = argv[a];
+      if (arg == "--families" || arg == "--rounds") {
+        if (a + 1 >= argc) throw std::invalid_argument("shape_cuts: " + arg + " needs a value");
+        const std::string value = argv[++a];
+        if (arg == "--families") families = split(value);
+        else rounds = std::stoi(value);
+      } else {
+        files.push_back(arg);
+      }
+    }
+    if (files.empty()) throw std::invalid_argument("usage: shape_cuts FILE.json... [--families LIST] [--rounds N]");
+    for (const std::string& f : families) make_generator(f);  // rejects unknown names up front
+    std::printf("| instance | best packing | LP bound (above best) | cuts | rounds ≤ %d: bound (above best) | gap closed | cuts added | ms |\n", rounds);
+    std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");
+    for (const std::string& path : files) {
+      std::ifstream in(path);
+      if (!in) throw std::invalid_argument("shape_cuts: cannot read " + path);
+      nlohmann::json dump;
+      try {
+        dump = nlohmann::json::parse(in);
+      } catch (const std::exception& e) {
+        throw std::invalid_argument("shape_cuts: " + path + ": not JSON: " + e.what());
+      }
+      double best = 0;
+      try {
+        for (const auto& [name, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
+      } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
+      }
+      std::vector<std::vector<std::string>> sets;
+      for (const std::string& f : families) sets.push_back({f});
+      if (families.size() > 1) sets.push_back(families);
+      const std::string name = path.substr(path.find_last_of('/') + 1);
+      for (const auto& set : sets) {
+        Bounds b;
+        try {
+          b = root_bounds(dump, set, rounds);
+        } catch (const nlohmann::json::exception& e) {
+          throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
+        }
+        std::string label = set.size() == 1 ? set[0] : "all of them";
+        std::printf("| %s | %.4f | %.4f (%.2f%%) | %s | %.4f (%.2f%%) | %.0f%% | %d | %.1f |\n", name.c_str(), best, b.lp,
+                    100 * (b.lp - best) / best, label.c_str(), b.cut, 100 * (b.cut - best) / best,
+                    b.lp > best ? 100 * (b.lp - b.cut) / (b.lp - best) : 0.0, b.cuts, b.ms);
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  }
+}
