@@ -1,6 +1,7 @@
 #include "net/request_client.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
 #include "net/socket_security.h"
@@ -56,7 +57,14 @@ std::optional<InMessage> RequestClient::call(OutMessage& request) {
     zmq::pollitem_t items[2] = {{socket_.handle(), 0, static_cast<short>(sent ? ZMQ_POLLIN : ZMQ_POLLOUT), 0},
                                 {monitor_->events().handle(), 0, ZMQ_POLLIN, 0}};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now) + std::chrono::milliseconds(1);
-    zmq::poll(items, connected_ ? 1 : 2, left);
+    try {
+      zmq::poll(items, connected_ ? 1 : 2, left);
+    } catch (const zmq::error_t& e) {
+      // A signal interrupted the wait (a handler without SA_RESTART; a stop and continue from the shell): the
+      // request stays queued or sent, and the loop waits again until the deadline.
+      if (e.num() != EINTR) throw;
+      continue;
+    }
     if (!sent) {
       if (items[0].revents & ZMQ_POLLOUT) sent = socket_.send(frame, zmq::send_flags::dontwait).has_value();
       continue;
