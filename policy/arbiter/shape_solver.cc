@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "policy/arbiter/deadline.h"
@@ -563,6 +564,22 @@ class Search {
     return bound(depth, lp_prices_, &lp_pick_);
   }
 
+  // Whether the LP solution of the node at depth `ancestor` (on the current path) gives every bidder in
+  // [ancestor, depth) exactly what the path gave it: its row whole, or nothing.
+  bool lp_solution_holds(std::size_t ancestor, std::size_t depth) const {
+    const std::vector<double>& x = lp_x_stack_[ancestor];
+    for (std::size_t k = ancestor; k < depth; ++k) {
+      const auto [first, last] = row_ranges_[k];
+      if (path_[k] >= 0) {
+        if (x[static_cast<std::size_t>(first + path_[k])] < 1 - 1e-9) return false;
+      } else {
+        for (int r = first; r < last; ++r)
+          if (x[static_cast<std::size_t>(r)] > 1e-9) return false;
+      }
+    }
+    return true;
+  }
+
   // The root's LP bound, for the reported bound of a solve the limits stopped; +inf when not solved.
   double lp_root_bound() {
     for (std::size_t k = 0; k < bidders_.size(); ++k) {
@@ -615,6 +632,7 @@ class Search {
     lp_worth_ = lp_worth;
     lp_want_.assign(flat_rows_.size(), 0);
     lp_stack_.assign(bidders_.size() + 1, {});
+    lp_x_stack_.assign(bidders_.size() + 1, {});
     lp_ancestor_.assign(bidders_.size() + 1, -1);
     lambda_stack_.assign(bidders_.size() + 1, {});
     lambda_stack_[0] = std::move(lambda);
@@ -697,15 +715,28 @@ class Search {
     }
     // The nearest ancestor's LP prices often still cut a node, without an LP solve of its own.
     const int ancestor = lp_ancestor_[depth];
-    if (lp_on && b > target + kImprovementTolerance && ancestor >= 0)
+    // Where the path since that ancestor took only what its LP solution took whole (a row at 1, or nothing where it
+    // gave the bidder nothing), that solution less those rows is feasible here and the ancestor's duals still price
+    // it at its value: an LP solve here would mostly find them again, so they stand for this node's (half the LP
+    // solves of the gang auctions at 50 and 200 bidders, docs/performance.md, "LP solutions that still hold").
+    const bool inherits = lp_on && lp_nodes_ && ancestor >= 0 && lp_solution_holds(static_cast<std::size_t>(ancestor), depth);
+    if (lp_on && b > target + kImprovementTolerance && ancestor >= 0 && !inherits)
       b = std::min(b, bound(depth, lp_stack_[static_cast<std::size_t>(ancestor)], nullptr));
     lp_ancestor_[depth + 1] = ancestor;
-    if (lp_on && lp_nodes_ && b > target + kImprovementTolerance) {
+    if (inherits && b > target + kImprovementTolerance) {
+      lp_prices_ = lp_stack_[static_cast<std::size_t>(ancestor)];
+      lp_pick_.resize(bidders_.size());
+      lp_node_bound = bound(depth, lp_prices_, &lp_pick_);
+      lp_priced = true;
+      b = std::min(b, lp_node_bound);
+    } else if (lp_on && lp_nodes_ && b > target + kImprovementTolerance) {
       lp_node_bound = lp_bound(depth);
       if (std::isfinite(lp_node_bound)) {
         lp_priced = true;
         b = std::min(b, lp_node_bound);
         lp_stack_[depth] = lp_prices_;  // no other node at this depth runs while its subtree is searched
+        const std::span<const double> x = lp_->lp->x();
+        lp_x_stack_[depth].assign(x.begin(), x.end());
         lp_ancestor_[depth + 1] = static_cast<int>(depth);
       }
     }
@@ -846,6 +877,7 @@ class Search {
   std::vector<int> lp_pick_;               // lp_bound()'s best row per bidder
   std::vector<std::vector<double>> lp_stack_;  // per depth: the LP prices of the node on the current path
   std::vector<int> lp_ancestor_;               // per depth: the depth of its nearest LP-priced ancestor, -1: none
+  std::vector<std::vector<double>> lp_x_stack_;  // per depth: the LP solution of the node on the current path
 };
 
 constexpr int kRootSteps = 300;

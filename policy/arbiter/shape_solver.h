@@ -21,7 +21,8 @@
 // root, for the bound it reports, and, where that LP closes much of the gap the steps leave, at every node
 // the Lagrangian bound does not cut: CLP's item duals are priced by the same bound function, so the LP
 // only proposes λ and never decides a cut by its tolerances. Its duals also settle children (a row's reduced gain
-// under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve).
+// under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve, and stand for
+// the node's own where the path since that ancestor took only what its LP solution took whole).
 //
 // Subproblems are remembered across the N+1 solves (their bounds, keyed by the next bidder's position and the
 // residual capacities). Items that every bidder still to choose treats alike (swapping them maps each bidder's rows
