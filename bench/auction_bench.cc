@@ -55,6 +55,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_support.h"
 #include "bidder/app_model.h"
 #include "bidder/bid_generator.h"
 #include "bidder/slowdown.h"
@@ -539,17 +540,6 @@ void symmetry_counts(const Size& size, int instances) {
               gpu_swaps, slot_symmetries, slot_swaps);
 }
 
-std::vector<std::string> split(std::string_view text) {
-  std::vector<std::string> parts;
-  std::size_t from = 0;
-  while (from <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', from), text.size());
-    parts.emplace_back(text.substr(from, comma - from));
-    from = comma + 1;
-  }
-  return parts;
-}
-
 int run(int argc, char** argv) {
   double budget = 2.0;
   int instances = 0;
@@ -577,7 +567,7 @@ int run(int argc, char** argv) {
       if (instances < 1) throw std::invalid_argument("auction_bench: --instances must be >= 1");
     } else if (flag == "--sizes") {
       sizes.clear();
-      for (const std::string& part : split(value)) {
+      for (const std::string& part : bench::split_commas(value)) {
         const auto x = part.find('x');
         if (x == std::string::npos) throw std::invalid_argument("auction_bench: --sizes wants BIDDERSxGPUS, got " + part);
         sizes.push_back({std::stoi(part.substr(0, x)), std::stoi(part.substr(x + 1))});
@@ -591,7 +581,7 @@ int run(int argc, char** argv) {
         throw std::invalid_argument("auction_bench: --apps must be elastic or gangs, got " + value);
       app_family = value;
     } else if (flag == "--recorded") {
-      recorded = split(value);
+      recorded = bench::split_commas(value);
     } else if (flag == "--min-bidders") {
       min_bidders = std::stoi(value);
       if (min_bidders < 1) throw std::invalid_argument("auction_bench: --min-bidders must be >= 1");
@@ -601,7 +591,7 @@ int run(int argc, char** argv) {
     } else if (flag == "--dump") {
       dump_dir = value;
     } else if (flag == "--solvers") {
-      solvers = split(value);
+      solvers = bench::split_commas(value);
       for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
     } else {
       throw std::invalid_argument("auction_bench: unknown flag " + std::string(flag));

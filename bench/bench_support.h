@@ -1,6 +1,6 @@
 #pragma once
-// Small pieces shared by the benchmarks that run real coordinator and nodelet processes:
-// loopback ports, config files, process memory and percentile lines.
+// Small pieces shared by the benchmarks: loopback ports, config files, process memory and percentile lines for
+// those that run real coordinator and nodelet processes; comma lists for command lines.
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -13,10 +13,23 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 namespace themis::bench {
+
+// "a,b,c" as its parts, empty ones kept (so that a stray comma meets the caller's check of each name).
+inline std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', from), text.size());
+    parts.emplace_back(text.substr(from, comma - from));
+    from = comma + 1;
+  }
+  return parts;
+}
 
 inline int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

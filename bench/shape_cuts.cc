@@ -32,6 +32,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_support.h"
+
 namespace {
 
 struct Bounds {
@@ -51,7 +53,7 @@ std::unique_ptr<CglCutGenerator> make_generator(const std::string& family) {
   }
   if (family == "oddhole") return std::make_unique<CglOddHole>();
   if (family == "zerohalf") return std::make_unique<CglZeroHalf>();
-  throw std::invalid_argument("shape_cuts: unknown family " + family +
+  throw std::invalid_argument("shape_cuts: unknown family '" + family + "'" +
                               " (gomory, twomir, knapsack, clique, oddhole, zerohalf)");
 }
 
@@ -105,17 +107,6 @@ Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& f
   return out;
 }
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    if (comma > start) parts.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return parts;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,7 +119,7 @@ int main(int argc, char** argv) {
       if (arg == "--families" || arg == "--rounds") {
         if (a + 1 >= argc) throw std::invalid_argument("shape_cuts: " + arg + " needs a value");
         const std::string value = argv[++a];
-        if (arg == "--families") families = split(value);
+        if (arg == "--families") families = themis::bench::split_commas(value);
         else rounds = std::stoi(value);
       } else {
         files.push_back(arg);
@@ -147,27 +138,22 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         throw std::invalid_argument("shape_cuts: " + path + ": not JSON: " + e.what());
       }
-      double best = 0;
-      try {
-        for (const auto& [name, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
-      } catch (const nlohmann::json::exception& e) {
-        throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
-      }
       std::vector<std::vector<std::string>> sets;
       for (const std::string& f : families) sets.push_back({f});
       if (families.size() > 1) sets.push_back(families);
       const std::string name = path.substr(path.find_last_of('/') + 1);
-      for (const auto& set : sets) {
-        Bounds b;
-        try {
-          b = root_bounds(dump, set, rounds);
-        } catch (const nlohmann::json::exception& e) {
-          throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
+      try {
+        double best = 0;
+        for (const auto& [solver, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
+        for (const auto& set : sets) {
+          const Bounds b = root_bounds(dump, set, rounds);
+          const std::string label = set.size() == 1 ? set[0] : "all of them";
+          std::printf("| %s | %.4f | %.4f (%.2f%%) | %s | %.4f (%.2f%%) | %.0f%% | %d | %.1f |\n", name.c_str(), best, b.lp,
+                      100 * (b.lp - best) / best, label.c_str(), b.cut, 100 * (b.cut - best) / best,
+                      b.lp > best ? 100 * (b.lp - b.cut) / (b.lp - best) : 0.0, b.cuts, b.ms);
         }
-        std::string label = set.size() == 1 ? set[0] : "all of them";
-        std::printf("| %s | %.4f | %.4f (%.2f%%) | %s | %.4f (%.2f%%) | %.0f%% | %d | %.1f |\n", name.c_str(), best, b.lp,
-                    100 * (b.lp - best) / best, label.c_str(), b.cut, 100 * (b.cut - best) / best,
-                    b.lp > best ? 100 * (b.lp - b.cut) / (b.lp - best) : 0.0, b.cuts, b.ms);
+      } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
       }
     }
     return 0;

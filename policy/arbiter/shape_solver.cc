@@ -719,11 +719,11 @@ class Search {
     // gave the bidder nothing), that solution less those rows is feasible here and the ancestor's duals still price
     // it at its value: an LP solve here would mostly find them again, so they stand for this node's (half the LP
     // solves of the gang auctions at 50 and 200 bidders, docs/performance.md, "LP solutions that still hold").
-    const bool inherits = lp_on && lp_nodes_ && ancestor >= 0 && lp_solution_holds(static_cast<std::size_t>(ancestor), depth);
-    if (lp_on && b > target + kImprovementTolerance && ancestor >= 0 && !inherits)
-      b = std::min(b, bound(depth, lp_stack_[static_cast<std::size_t>(ancestor)], nullptr));
+    const bool open = lp_on && b > target + kImprovementTolerance;
+    const bool inherits = open && lp_nodes_ && ancestor >= 0 && lp_solution_holds(static_cast<std::size_t>(ancestor), depth);
+    if (open && ancestor >= 0 && !inherits) b = std::min(b, bound(depth, lp_stack_[static_cast<std::size_t>(ancestor)], nullptr));
     lp_ancestor_[depth + 1] = ancestor;
-    if (inherits && b > target + kImprovementTolerance) {
+    if (inherits) {
       lp_prices_ = lp_stack_[static_cast<std::size_t>(ancestor)];
       lp_pick_.resize(bidders_.size());
       lp_node_bound = bound(depth, lp_prices_, &lp_pick_);
