@@ -10,7 +10,7 @@
 // best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
-//   auction_bench [--budget SECONDS] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
+//   auction_bench [--budget SECONDS (0: none)] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--threads N] [--symmetry] [--dump DIR]
 //                 [--restart-pf]
 //   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
@@ -22,14 +22,15 @@
 // the offered half of the slots is then whole 4-GPU slots or whole machines);
 // --apps: the generated bidders, elastic apps of one job (default; the instances above) or apps of rigid gangs
 // as themis-sim's and the launcher's apps are by default (make_gang_instance);
-// --budget: time budget of one auction (default 2); --instances: per size (default 32 up to 64 GPUs,
+// --budget: time budget of one auction in seconds (default 2; 0: none); --instances: per size (default 32 up to 64 GPUs,
 // else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
 // first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
 // dfsN+NAME with N nodes and N states; shape and cbc-shape solve the shape problem of the same bids
 // (rows as shapes over their scope, core/bid.h),
 // the others every row's GPUs literally; "disagree" compares with CBC on the same problem; --symmetry: solve
 // nothing, count the swaps of two GPUs or two slots that map an instance onto itself; --dump DIR: write each
-// instance's shape problem and every solver's PF solve there as JSON (dump_instance); --threads: the solves
+// instance's shape problem, every solver's PF solve and its whole auction (ms, nodes, solves) there as JSON
+// (dump_instance); --threads: the solves
 // without each winner on up to N threads (AuctionLimits::threads; default 1; reentrant solvers only, CPU
 // times count every thread); --restart-pf: after the table, each instance's PF solve by every solver again, alone
 // and from a fresh memory, once cold and once started from the packing the auction's PF solve found (where that
@@ -340,6 +341,9 @@ void dump_instance(const Size& size, int index, const Instance& instance, const 
     const PartialAllocation& pa = r.results.at(static_cast<std::size_t>(index));
     out["pf"][name] = {{"value", pa.pf.value}, {"bound", pa.pf.bound}, {"proven", pa.pf.proven_optimal},
                        {"shapes", solves_shapes(name)}};
+    const auto i = static_cast<std::size_t>(index);
+    out["auction"][name] = {{"wall_ms", r.wall_ms.at(i)}, {"cpu_ms", r.cpu_ms.at(i)}, {"nodes", pa.nodes},
+                            {"solves", pa.solves}, {"proven", pa.proven_optimal}, {"gap", pa.gap}};
   }
   const std::string path = dump_dir + "/" + std::to_string(size.bidders) + "x" + std::to_string(size.gpus) + "-" +
                            std::to_string(index) + ".json";
@@ -540,6 +544,16 @@ void symmetry_counts(const Size& size, int instances) {
               gpu_swaps, slot_symmetries, slot_swaps);
 }
 
+constexpr std::string_view kUsage =
+    "usage: auction_bench [--budget SECONDS (2; 0: none)] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]\n"
+    "                     [--apps elastic|gangs] [--solvers bnb,cbc,shape (any of: bnb, cbc, shape, cbc-shape,\n"
+    "                     bnb-lagrangian, shape-lagrangian, shape-root-prices, shape-stepsN, shape-lpN, dfs+NAME,\n"
+    "                     dfsN+NAME)] [--threads N (1)] [--dump DIR] [--restart-pf] [--symmetry]\n"
+    "       auction_bench --recorded LOG[,LOG...] [--min-bidders N (10)] [--instances N (32)] [--budget SECONDS]\n"
+    "                     [--solvers ...]\n"
+    "  every solver on the same auctions, one table row per size (or log) and solver: wall and CPU ms, auctions\n"
+    "  proven optimal, the worst gap, the speed against CBC (bench/auction_bench.cc says more)\n";
+
 int run(int argc, char** argv) {
   double budget = 2.0;
   int instances = 0;
@@ -550,6 +564,7 @@ int run(int argc, char** argv) {
   int min_bidders = 10;
   for (int a = 1; a < argc; ++a) {
     const std::string_view flag = argv[a];
+    if (flag == "--help" || flag == "-h") return bench::usage_for("auction_bench", flag, kUsage);
     if (flag == "--symmetry") {
       symmetry = true;
       continue;
@@ -558,22 +573,33 @@ int run(int argc, char** argv) {
       restart_pf = true;
       continue;
     }
+    constexpr std::string_view kValueFlags[] = {"--budget", "--instances", "--sizes", "--slot-gpus", "--apps",
+                                                "--recorded", "--min-bidders", "--threads", "--dump", "--solvers"};
+    if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
+      return bench::usage_for("auction_bench", flag, kUsage);
     if (a + 1 >= argc) throw std::invalid_argument("auction_bench: " + std::string(flag) + " needs a value");
     const std::string value = argv[++a];
     if (flag == "--budget") {
-      budget = std::stod(value);
+      std::size_t used = 0;
+      try {
+        budget = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || !(budget >= 0))
+        throw std::invalid_argument("auction_bench: --budget must be a number of seconds (0: none), got '" + value + "'");
     } else if (flag == "--instances") {
-      instances = std::stoi(value);
-      if (instances < 1) throw std::invalid_argument("auction_bench: --instances must be >= 1");
+      instances = bench::positive_int("auction_bench: --instances", value);
     } else if (flag == "--sizes") {
       sizes.clear();
       for (const std::string& part : bench::split_commas(value)) {
         const auto x = part.find('x');
-        if (x == std::string::npos) throw std::invalid_argument("auction_bench: --sizes wants BIDDERSxGPUS, got " + part);
-        sizes.push_back({std::stoi(part.substr(0, x)), std::stoi(part.substr(x + 1))});
+        if (x == std::string::npos) throw std::invalid_argument("auction_bench: --sizes wants BIDDERSxGPUS, got '" + part + "'");
+        sizes.push_back({bench::positive_int("auction_bench: --sizes: bidders", part.substr(0, x)),
+                         bench::positive_int("auction_bench: --sizes: GPUs", part.substr(x + 1))});
       }
     } else if (flag == "--slot-gpus") {
-      slot_gpus = std::stoi(value);
+      slot_gpus = value == "2" ? 2 : value == "4" ? 4 : value == "8" ? 8 : 0;
       if (slot_gpus != 2 && slot_gpus != 4 && slot_gpus != 8)
         throw std::invalid_argument("auction_bench: --slot-gpus must be 2, 4 or 8, got " + value);
     } else if (flag == "--apps") {
@@ -583,18 +609,14 @@ int run(int argc, char** argv) {
     } else if (flag == "--recorded") {
       recorded = bench::split_commas(value);
     } else if (flag == "--min-bidders") {
-      min_bidders = std::stoi(value);
-      if (min_bidders < 1) throw std::invalid_argument("auction_bench: --min-bidders must be >= 1");
+      min_bidders = bench::positive_int("auction_bench: --min-bidders", value);
     } else if (flag == "--threads") {
-      solve_threads = std::stoi(value);
-      if (solve_threads < 1) throw std::invalid_argument("auction_bench: --threads must be >= 1");
+      solve_threads = bench::positive_int("auction_bench: --threads", value);
     } else if (flag == "--dump") {
       dump_dir = value;
     } else if (flag == "--solvers") {
       solvers = bench::split_commas(value);
       for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front
-    } else {
-      throw std::invalid_argument("auction_bench: unknown flag " + std::string(flag));
     }
   }
   if (symmetry) {

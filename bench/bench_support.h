@@ -19,6 +19,32 @@
 
 namespace themis::bench {
 
+// For an argument no flag of `tool` matched: --help or -h prints `usage` on standard output and gives exit code 0;
+// anything else is named on standard error, above `usage`, with exit code 2. The caller returns the code.
+inline int usage_for(std::string_view tool, std::string_view arg, std::string_view usage) {
+  if (arg == "--help" || arg == "-h") {
+    std::printf("%.*s", static_cast<int>(usage.size()), usage.data());
+    return 0;
+  }
+  std::fprintf(stderr, "%.*s: unknown argument '%.*s'\n%.*s", static_cast<int>(tool.size()), tool.data(),
+               static_cast<int>(arg.size()), arg.data(), static_cast<int>(usage.size()), usage.data());
+  return 2;
+}
+
+// A whole positive decimal number ("12"), else std::invalid_argument naming `what` and the text.
+inline int positive_int(std::string_view what, const std::string& text) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || value < 1)
+    throw std::invalid_argument(std::string(what) + " must be a positive whole number, got '" + text + "'");
+  return value;
+}
+
 // "a,b,c" as its parts, empty ones kept (so that a stray comma meets the caller's check of each name).
 inline std::vector<std::string> split_commas(std::string_view text) {
   std::vector<std::string> parts;

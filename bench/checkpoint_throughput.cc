@@ -1,4 +1,4 @@
-// Checkpoint write and read throughput: checkpoint_throughput <dir> [MiB=256] [repetitions=3].
+// Checkpoint write and read throughput: checkpoint_throughput DIR [MiB (256)] [repetitions (3)].
 // Writes go through CheckpointStore::save (temp file, CRC-32C, fsync, rename, fsync dir); reads through
 // read_file (read all, verify CRC-32C, copy the blobs out).
 #include <chrono>
@@ -6,21 +6,37 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "checkpoint/checkpoint_file.h"
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/crc32c.h"
+#include "bench/bench_support.h"
 
 int main(int argc, char** argv) {
   using themis::checkpoint::Checkpoint;
   using Clock = std::chrono::steady_clock;
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <dir> [MiB=256] [repetitions=3]\n", argv[0]);
+  constexpr std::string_view kUsage =
+      "usage: checkpoint_throughput DIR [MiB (256)] [repetitions (3)]\n"
+      "  writes and reads back a checkpoint of MiB in DIR/ckpt-bench (removed at the end)\n";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& arg : args)
+    if (arg.starts_with("-")) return themis::bench::usage_for("checkpoint_throughput", arg, kUsage);
+  if (args.empty() || args.size() > 3) {
+    std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
     return 2;
   }
-  const std::filesystem::path dir = argv[1];
-  const std::size_t mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 256;
-  const int reps = argc > 3 ? std::atoi(argv[3]) : 3;
+  const std::filesystem::path dir = args[0];
+  std::size_t mib = 256;
+  int reps = 3;
+  try {
+    if (args.size() > 1) mib = static_cast<std::size_t>(themis::bench::positive_int("MiB", args[1]));
+    if (args.size() > 2) reps = themis::bench::positive_int("repetitions", args[2]);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "checkpoint_throughput: %s\n", e.what());
+    return 2;
+  }
   Checkpoint c;
   std::string blob(mib << 20, '\0');
   for (std::size_t i = 0; i < blob.size(); i += 4096) blob[i] = static_cast<char>(i >> 12);

@@ -218,12 +218,11 @@ int main(int argc, char** argv) {
       else if (arg == "--state") o.state_dir = value();
       else if (arg == "--seed") o.seed = std::stoull(value());
       else if (arg == "--timeout") o.timeout_s = std::stoi(value());
-      else {
-        std::cerr << "usage: control_plane_bench [--nodelets 64] [--gpus-per-nodelet 8] [--apps 200] [--rounds 30]\n"
-                     "       [--lease 5s] [--batch-window 200ms] [--heartbeat 5s] [--seed 1] [--timeout 900]\n"
-                     "       [--bin DIR (themis-coordinator, themis-nodelet; default: this binary's folder)] [--state DIR (kept)]\n";
-        return 2;
-      }
+      else
+        return themis::bench::usage_for("control_plane_bench", arg,
+                                        "usage: control_plane_bench [--nodelets 64] [--gpus-per-nodelet 8] [--apps 200] [--rounds 30]\n"
+                                        "       [--lease 5s] [--batch-window 200ms] [--heartbeat 5s] [--seed 1] [--timeout 900]\n"
+                                        "       [--bin DIR (themis-coordinator, themis-nodelet; default: this binary's folder)] [--state DIR (kept)]\n");
     } catch (const std::exception& e) {
       std::cerr << "control_plane_bench: " << arg << ": " << e.what() << "\n";
       return 2;

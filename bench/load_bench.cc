@@ -406,15 +406,14 @@ int main(int argc, char** argv) {
       else if (arg == "--heartbeat") o.heartbeat = value();
       else if (arg == "--bin") o.bin_dir = value();
       else if (arg == "--state") o.state_dir = value();
-      else {
-        std::cerr << "usage: load_bench [--clients 8] [--submissions 10000] [--nodelets 32] [--gpus-per-nodelet 8]\n"
-                     "       [--active 1000] [--job-seconds 60] [--duration 240] [--sample-every 10]\n"
-                     "       [--submit-timeout-ms 30000] [--submit-attempts 2] [--no-token]\n"
-                     "       [--lease 10s] [--batch-window 200ms] [--heartbeat 2s]\n"
-                     "       [--bin DIR (themis-coordinator, themis-nodelet, themisctl; default: this binary's folder)]\n"
-                     "       [--state DIR (kept)]\n";
-        return 2;
-      }
+      else
+        return themis::bench::usage_for("load_bench", arg,
+                                        "usage: load_bench [--clients 8] [--submissions 10000] [--nodelets 32] [--gpus-per-nodelet 8]\n"
+                                        "       [--active 1000] [--job-seconds 60] [--duration 240] [--sample-every 10]\n"
+                                        "       [--submit-timeout-ms 30000] [--submit-attempts 2] [--no-token]\n"
+                                        "       [--lease 10s] [--batch-window 200ms] [--heartbeat 2s]\n"
+                                        "       [--bin DIR (themis-coordinator, themis-nodelet, themisctl; default: this binary's folder)]\n"
+                                        "       [--state DIR (kept)]\n");
     } catch (const std::exception& e) {
       std::cerr << "load_bench: " << arg << ": " << e.what() << "\n";
       return 2;

@@ -562,12 +562,11 @@ int main(int argc, char** argv) {
       else if (arg == "--state") o.state_dir = value();
       else if (arg == "--seed") o.seed = std::stoull(value());
       else if (arg == "--timeout") o.timeout_s = std::stoi(value());
-      else {
-        std::cerr << "usage: loop_lag_bench [--hosts 32] [--gpus-per-host 8] [--apps 200] [--rows 64] [--budget 10s]\n"
-                     "       [--heartbeat 500ms] [--batch-window 2s] [--log-threshold 10ms] [--seed 1] [--timeout 110]\n"
-                     "       [--bin DIR (themis-coordinator; default: this binary's folder)] [--state DIR (kept)]\n";
-        return 2;
-      }
+      else
+        return themis::bench::usage_for("loop_lag_bench", arg,
+                                        "usage: loop_lag_bench [--hosts 32] [--gpus-per-host 8] [--apps 200] [--rows 64] [--budget 10s]\n"
+                                        "       [--heartbeat 500ms] [--batch-window 2s] [--log-threshold 10ms] [--seed 1] [--timeout 110]\n"
+                                        "       [--bin DIR (themis-coordinator; default: this binary's folder)] [--state DIR (kept)]\n");
       seconds_of(o.budget);
       seconds_of(o.heartbeat);
       seconds_of(o.batch_window);

@@ -109,6 +109,10 @@ Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& f
 
 }  // namespace
 
+constexpr std::string_view kUsage =
+    "usage: shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N (10)]\n"
+    "  the share of the root LP's gap each family of cuts closes, on the files of auction_bench --dump DIR\n";
+
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> files;
@@ -116,16 +120,21 @@ int main(int argc, char** argv) {
     int rounds = 10;
     for (int a = 1; a < argc; ++a) {
       const std::string arg = argv[a];
+      if (arg.starts_with("-") && arg != "--families" && arg != "--rounds")
+        return themis::bench::usage_for("shape_cuts", arg, kUsage);
       if (arg == "--families" || arg == "--rounds") {
         if (a + 1 >= argc) throw std::invalid_argument("shape_cuts: " + arg + " needs a value");
         const std::string value = argv[++a];
         if (arg == "--families") families = themis::bench::split_commas(value);
-        else rounds = std::stoi(value);
+        else rounds = themis::bench::positive_int("shape_cuts: --rounds", value);
       } else {
         files.push_back(arg);
       }
     }
-    if (files.empty()) throw std::invalid_argument("usage: shape_cuts FILE.json... [--families LIST] [--rounds N]");
+    if (files.empty()) {
+      std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
+      return 2;
+    }
     for (const std::string& f : families) make_generator(f);  // rejects unknown names up front
     std::printf("| instance | best packing | LP bound (above best) | cuts | rounds ≤ %d: bound (above best) | gap closed | cuts added | ms |\n", rounds);
     std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");

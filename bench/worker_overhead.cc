@@ -8,10 +8,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 #include <zmq.hpp>
 
+#include "bench/bench_support.h"
 #include "checkpoint/checkpoint_store.h"
 #include "worker/api.h"
 #include "worker/reporter.h"
@@ -134,18 +137,27 @@ void checkpoint_of_a_100mb_model(const std::filesystem::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <dir for checkpoints> [iterations per round (2000)] [rounds (7)]\n", argv[0]);
+  constexpr std::string_view kUsage =
+      "usage: worker_overhead DIR [iterations per round (2000)] [rounds (7)]\n"
+      "  the reporter's overhead on training iterations, then a 100 MB model's checkpoint in DIR/ckpt-100mb (removed)\n";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& arg : args)
+    if (arg.starts_with("-")) return themis::bench::usage_for("worker_overhead", arg, kUsage);
+  if (args.empty() || args.size() > 3) {
+    std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
     return 2;
   }
-  const int iterations = argc > 2 ? std::atoi(argv[2]) : 2000;
-  const int rounds = argc > 3 ? std::atoi(argv[3]) : 7;
-  if (iterations < 1 || rounds < 1) {
-    std::fprintf(stderr, "iterations per round and rounds must be positive\n");
+  int iterations = 2000;
+  int rounds = 7;
+  try {
+    if (args.size() > 1) iterations = themis::bench::positive_int("iterations per round", args[1]);
+    if (args.size() > 2) rounds = themis::bench::positive_int("rounds", args[2]);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "worker_overhead: %s\n", e.what());
     return 2;
   }
   torch::set_num_threads(1);
   reporting_overhead(iterations, rounds);
-  checkpoint_of_a_100mb_model(argv[1]);
+  checkpoint_of_a_100mb_model(args[0]);
   return 0;
 }

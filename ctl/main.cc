@@ -400,7 +400,7 @@ void repeat(const std::optional<double>& watch, const Options& o, const std::fun
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App cli{"themisctl: submit and inspect apps on a themis cluster"};
+  CLI::App cli{"themisctl: submit and inspect apps on a themis cluster", "themisctl"};
   cli.footer(
       "Anywhere on the line: -o json|wide|table (--json is -o json); -w/--watch [SECONDS] redraws a list command "
       "(apps, nodes, leases, rounds, history) every SECONDS (2).\n"

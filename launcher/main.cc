@@ -28,7 +28,11 @@ int main(int argc, char** argv) {
   cli.add_option("--status-interval-ms", options.status_interval_ms, "how often ρ and progress go to the coordinator");
   cli.add_option("--generation", options.generation,
                  "set by the nodelet when the coordinator starts this launcher (docs/launcher.md)");
-  CLI11_PARSE(cli, argc, argv);
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e) == 0 ? 0 : 2;  // usage errors exit 2 (docs/ux.md), not CLI11's own codes
+  }
   try {
     themis::launcher::LauncherDaemon daemon(options);
     g_daemon = &daemon;

@@ -426,7 +426,11 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   convert_cmd->add_option("--max-jobs", conv.max_jobs, "keep the first N jobs by arrival (0: all)")->check(CLI::NonNegativeNumber);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // usage errors exit 2 (docs/ux.md), not CLI11's own codes
+  }
   try {
     if (run->parsed() && fidelity == "gavel") {
       if (policy != "fifo")

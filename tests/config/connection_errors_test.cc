@@ -148,6 +148,16 @@ TEST(Themisctl, UnknownCommandListsTheCommands) {
   EXPECT_NE(none.out.find("Commands:"), std::string::npos) << none.out;
 }
 
+TEST(Themisctl, HelpNamesThemisctlInItsUsageLines) {
+  // The arguments reach CLI11 without argv[0], so the name is given; without it the lines read "Usage: [OPTIONS]".
+  const auto top = run_command({kBin + "/themisctl", "--help"});
+  EXPECT_EQ(top.code, 0) << top.out;
+  EXPECT_NE(top.out.find("Usage: themisctl [OPTIONS] SUBCOMMAND"), std::string::npos) << top.out;
+  const auto apps = run_command({kBin + "/themisctl", "apps", "--help"});
+  EXPECT_EQ(apps.code, 0) << apps.out;
+  EXPECT_NE(apps.out.find("Usage: themisctl apps [OPTIONS]"), std::string::npos) << apps.out;
+}
+
 // ------------------------------------------------------------------ the daemons' checks and exit codes
 
 class DaemonChecks : public ::testing::Test {

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The benchmarks' command lines (ctest bench_cli_test): for each tool, --help prints its usage on standard output and
+# exits 0 without running anything or writing a file, and an argument it does not know is named with exit code 2.
+# (checkpoint_throughput once took --help for its directory and wrote 256 MiB under ./--help.)
+#
+#   bench/cli_test.sh BIN_DIR TOOL...
+set -euo pipefail
+bin=$1
+shift
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-cli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() {
+  echo "bench_cli_test: $*" >&2
+  failed=1
+}
+for tool in "$@"; do
+  dir="$work/$tool"
+  mkdir "$dir"
+  code=0
+  (cd "$dir" && "$bin/$tool" --help > "$work/out" 2> "$work/err") || code=$?
+  [ "$code" -eq 0 ] || fail "$tool --help exited $code: $(cat "$work/err")"
+  head -n 1 "$work/out" | grep -q "^usage: $tool " || fail "$tool --help printed no usage line: $(head -c 300 "$work/out")"
+  [ -z "$(ls -A "$dir")" ] || fail "$tool --help wrote $(ls -A "$dir")"
+  code=0
+  (cd "$dir" && "$bin/$tool" --no-such-flag > "$work/out" 2> "$work/err") || code=$?
+  [ "$code" -eq 2 ] || fail "$tool --no-such-flag exited $code, not 2"
+  grep -q "^$tool: unknown argument '--no-such-flag'" "$work/err" || fail "$tool --no-such-flag said: $(head -c 300 "$work/err")"
+  [ -z "$(ls -A "$dir")" ] || fail "$tool --no-such-flag wrote $(ls -A "$dir")"
+done
+[ "$failed" -eq 0 ] && echo "bench_cli_test: $# tools: --help and an unknown argument answered as they should"
+exit "$failed"
