@@ -343,7 +343,8 @@ void dump_instance(const Size& size, int index, const Instance& instance, const 
                        {"shapes", solves_shapes(name)}};
     const auto i = static_cast<std::size_t>(index);
     out["auction"][name] = {{"wall_ms", r.wall_ms.at(i)}, {"cpu_ms", r.cpu_ms.at(i)}, {"nodes", pa.nodes},
-                            {"solves", pa.solves}, {"proven", pa.proven_optimal}, {"gap", pa.gap}};
+                            {"solves", pa.solves}, {"settled_without_search", pa.settled_without_search},
+                            {"proven", pa.proven_optimal}, {"gap", pa.gap}};
   }
   const std::string path = dump_dir + "/" + std::to_string(size.bidders) + "x" + std::to_string(size.gpus) + "-" +
                            std::to_string(index) + ".json";

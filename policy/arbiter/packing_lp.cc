@@ -3,6 +3,7 @@
 #include <ClpSimplex.hpp>
 #include <CoinPackedMatrix.hpp>
 #include <algorithm>
+#include <cmath>
 
 namespace themis::arbiter {
 
@@ -77,6 +78,12 @@ void PackingLp::set_bounds(int column, double lower, double upper) {
 
 void PackingLp::set_capacity(int item, double capacity) { impl_->lp.setRowUpper(impl_->bidders + item, capacity); }
 
+void PackingLp::set_item_minimum(int item, double minimum) {
+  impl_->lp.setRowLower(impl_->bidders + item, std::isfinite(minimum) ? minimum : -COIN_DBL_MAX);
+}
+
+void PackingLp::set_gain(int column, double gain) { impl_->lp.setObjectiveCoefficient(column, gain); }
+
 bool PackingLp::solve(double max_seconds) {
   impl_->lp.setMaximumWallSeconds(max_seconds > 0 ? max_seconds : -1);
   // Between solves only bounds change (ClpSimplex's setters update its work areas), so a solve after a
@@ -96,5 +103,12 @@ void PackingLp::item_prices(std::vector<double>& prices) const {
   for (int g = 0; g < impl_->items; ++g)
     prices[static_cast<std::size_t>(g)] = std::max(0.0, duals[impl_->bidders + g]);
 }
+
+void PackingLp::item_duals(std::vector<double>& duals) const {
+  const double* row = impl_->lp.dualRowSolution();
+  duals.assign(row + impl_->bidders, row + impl_->bidders + impl_->items);
+}
+
+bool PackingLp::proven_infeasible() const { return impl_->lp.isProvenPrimalInfeasible(); }
 
 }  // namespace themis::arbiter

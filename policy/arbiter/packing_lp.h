@@ -31,12 +31,19 @@ class PackingLp {
 
   void set_bounds(int column, double lower, double upper);
   void set_capacity(int item, double capacity);
+  // A least use of the item (-inf: none), for the LPs of displacement.h.
+  void set_item_minimum(int item, double minimum);
+  void set_gain(int column, double gain);
   // Dual simplex from the current basis, for at most `max_seconds` (<= 0: no limit); false if the LP
   // was not solved to optimality.
   bool solve(double max_seconds);
   std::span<const double> x() const;
   // The item constraints' duals, clamped at 0 (size item_count).
   void item_prices(std::vector<double>& prices) const;
+  // The same unclamped, in CLP's sign (size item_count).
+  void item_duals(std::vector<double>& duals) const;
+  // Whether the last solve proved that no x meets the constraints.
+  bool proven_infeasible() const;
 
  private:
   PackingLp();

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "policy/arbiter/deadline.h"
+#include "policy/arbiter/displacement.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/small_search.h"
 
@@ -70,6 +72,12 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // solve the small searches settled, the solves are small too (starting a thread would cost more) and run one
   // after the other, each passing its prices and memory on to the next, on one thread whatever the setting.
   const bool side_by_side = !pf.small;
+  // Solves whose incumbent (the PF packing less the winner) nothing can beat are settled without a search where the
+  // PF solve was large enough for a search to cost more than the check's LPs (displacement.h).
+  std::optional<DisplacementChecker> displacement;
+  if (out.pf.proven_optimal && limits.displacement_from_nodes >= 0 && out.pf.nodes >= limits.displacement_from_nodes)
+    displacement.emplace(problem, out.pf, deadline.enabled() ? std::max(1e-6, deadline.remaining()) : 0);
+  std::atomic<int> settled{0};
   std::vector<Solved> without(winners.size());
   std::vector<double> chained_prices;
   std::unique_ptr<SolverMemory> chained_memory;
@@ -100,6 +108,15 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
     std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
+    if (displacement && displacement->check(static_cast<int>(i), packing_value(problem, without_i), each.max_seconds).settled) {
+      without[k].ran = true;
+      without[k].solution.choice = std::move(without_i);
+      without[k].solution.value = packing_value(problem, without[k].solution.choice);
+      without[k].solution.bound = without[k].solution.value;
+      without[k].solution.proven_optimal = true;
+      ++settled;
+      return;
+    }
     // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
     // winners as well, after as many nodes each: those go to the solver at once.
     without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
@@ -127,6 +144,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   }
   for (std::thread& helper : helpers) helper.join();
   out.threads = helpers.empty() ? 1 : static_cast<int>(most_threads);
+  out.settled_without_search = settled;
 
   for (std::size_t k = 0; k < winners.size(); ++k) {
     const auto i = static_cast<std::size_t>(winners[k]);

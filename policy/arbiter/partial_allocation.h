@@ -23,6 +23,12 @@ struct AuctionLimits {
   // for any count (each solve starts from the PF solve's state, not from another's).
   int threads = 1;
   std::int64_t threads_from_nodes = 500;
+  // The solves without a winner are first checked for whether any packing without it can beat the PF packing less
+  // it (displacement.h) where the PF solve searched at least this many nodes. The check costs about 1 ms an auction
+  // and 0.2-0.4 ms a solve on the gang auctions at (50, 256); the gang auctions at (20, 64), whose PF solves search
+  // fewer, were slower with it than their searches alone (docs/performance.md, "Solves without a winner that nothing
+  // can improve"). Negative: never.
+  std::int64_t displacement_from_nodes = 500;
 };
 
 struct PartialAllocation {
@@ -33,6 +39,7 @@ struct PartialAllocation {
   bool proven_optimal = true;     // every solve ran and proved its optimum (W* and every W*_{-i} exact)
   int solves = 0;
   int small_searches = 0;         // of the solves, those small_search finished
+  int settled_without_search = 0; // of the solves without a winner, those the displacement check settled
   int threads = 1;                // the threads the solves without a winner ran on
   std::int64_t nodes = 0;         // over every solve, the nodes of the search that settled it
 };
