@@ -31,6 +31,18 @@ inline int usage_for(std::string_view tool, std::string_view arg, std::string_vi
   return 2;
 }
 
+// The arguments of a tool that takes `least` to `most` of them and no flags, into `args`; -1 when they are such, else
+// the exit code to return (--help: 0 after the usage; a flag or too few or many: 2 after saying so).
+inline int positional_args(std::string_view tool, std::string_view usage, int argc, char** argv, std::size_t least,
+                           std::size_t most, std::vector<std::string>& args) {
+  args.assign(argv + 1, argv + argc);
+  for (const std::string& arg : args)
+    if (arg.starts_with("-")) return usage_for(tool, arg, usage);
+  if (args.size() >= least && args.size() <= most) return -1;
+  std::fprintf(stderr, "%.*s", static_cast<int>(usage.size()), usage.data());
+  return 2;
+}
+
 // A whole positive decimal number ("12"), else std::invalid_argument naming `what` and the text.
 inline int positive_int(std::string_view what, const std::string& text) {
   std::size_t used = 0;

@@ -20,13 +20,9 @@ int main(int argc, char** argv) {
   constexpr std::string_view kUsage =
       "usage: checkpoint_throughput DIR [MiB (256)] [repetitions (3)]\n"
       "  writes and reads back a checkpoint of MiB in DIR/ckpt-bench (removed at the end)\n";
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (const std::string& arg : args)
-    if (arg.starts_with("-")) return themis::bench::usage_for("checkpoint_throughput", arg, kUsage);
-  if (args.empty() || args.size() > 3) {
-    std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
-    return 2;
-  }
+  std::vector<std::string> args;
+  if (const int code = themis::bench::positional_args("checkpoint_throughput", kUsage, argc, argv, 1, 3, args); code >= 0)
+    return code;
   const std::filesystem::path dir = args[0];
   std::size_t mib = 256;
   int reps = 3;

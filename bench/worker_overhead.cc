@@ -140,13 +140,9 @@ int main(int argc, char** argv) {
   constexpr std::string_view kUsage =
       "usage: worker_overhead DIR [iterations per round (2000)] [rounds (7)]\n"
       "  the reporter's overhead on training iterations, then a 100 MB model's checkpoint in DIR/ckpt-100mb (removed)\n";
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (const std::string& arg : args)
-    if (arg.starts_with("-")) return themis::bench::usage_for("worker_overhead", arg, kUsage);
-  if (args.empty() || args.size() > 3) {
-    std::fprintf(stderr, "%.*s", static_cast<int>(kUsage.size()), kUsage.data());
-    return 2;
-  }
+  std::vector<std::string> args;
+  if (const int code = themis::bench::positional_args("worker_overhead", kUsage, argc, argv, 1, 3, args); code >= 0)
+    return code;
   int iterations = 2000;
   int rounds = 7;
   try {

@@ -10,22 +10,6 @@
 namespace themis::arbiter {
 namespace {
 
-struct Load {
-  int item;
-  int units;
-};
-
-std::vector<Load> loads_of(const PackingRow& row) {
-  std::vector<Load> loads;
-  for (int item : row.items) {
-    if (!loads.empty() && loads.back().item == item)
-      ++loads.back().units;
-    else
-      loads.push_back({item, 1});
-  }
-  return loads;
-}
-
 int units_of(const PackingRow& row, int item) {
   return static_cast<int>(std::count(row.items.begin(), row.items.end(), item));
 }
@@ -107,9 +91,9 @@ DisplacementCheck DisplacementChecker::check(int excluded, double incumbent, dou
 
   // The machine-level items first: where the others can take the freed GPUs, it is mostly there, and a check that
   // cannot settle stops at its first such item.
-  std::vector<Load> loads = loads_of(won);
+  std::vector<ItemLoad> loads = item_loads(won);
   std::reverse(loads.begin(), loads.end());
-  for (const Load& load : loads) {
+  for (const ItemLoad& load : loads) {
     const int least = problem_.capacity(load.item) - load.units + 1;
     lp->set_item_minimum(load.item, least);
     ++out.lps;

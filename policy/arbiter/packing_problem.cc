@@ -78,4 +78,15 @@ double lagrangian_bound(const PackingProblem& problem, int excluded, const std::
   return total;
 }
 
+std::vector<ItemLoad> item_loads(const PackingRow& row) {
+  std::vector<ItemLoad> loads;
+  for (int item : row.items) {
+    if (!loads.empty() && loads.back().item == item)
+      ++loads.back().units;
+    else
+      loads.push_back({item, 1});
+  }
+  return loads;
+}
+
 }  // namespace themis::arbiter

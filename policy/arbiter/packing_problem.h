@@ -61,6 +61,14 @@ double packing_value(const PackingProblem& problem, const PackingChoice& choice)
 // an upper bound on its optimum whatever the prices: Σ_items λ·capacity + Σ_{bidders but excluded}
 // max(0, max_row gain − Σ_{its units} λ). +inf when the prices do not fit the problem.
 double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices);
+// A row's units of one item.
+struct ItemLoad {
+  int item;
+  int units;
+};
+// A row's items with their units, in item order (PackingRow::items lists an item once per unit).
+std::vector<ItemLoad> item_loads(const PackingRow& row);
+
 // Whether `choice` picks valid rows, within every item's capacity (pairwise disjoint when unit), and nothing for `excluded` (-1: none excluded).
 bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded = -1);
 

@@ -20,10 +20,7 @@ namespace themis::arbiter {
 
 namespace {
 
-struct Load {
-  int item;
-  int units;
-};
+using Load = ItemLoad;
 
 struct Row {
   int source;  // index into PackingBidder::rows
@@ -35,17 +32,6 @@ struct Bidder {
   int index;  // into PackingProblem::bidders
   std::vector<Row> rows;
 };
-
-std::vector<Load> loads_of(const PackingRow& row) {
-  std::vector<Load> loads;
-  for (int item : row.items) {
-    if (!loads.empty() && loads.back().item == item)
-      ++loads.back().units;
-    else
-      loads.push_back({item, 1});
-  }
-  return loads;
-}
 
 // Whether `a` uses no more of any item than `b` (both sorted by item).
 bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
@@ -303,7 +289,7 @@ class Search {
       const auto& rows = problem.bidders[b].rows;
       for (std::size_t r = 0; r < rows.size(); ++r) {
         if (!(rows[r].gain > 0)) continue;
-        Row row{static_cast<int>(r), rows[r].gain, loads_of(rows[r])};
+        Row row{static_cast<int>(r), rows[r].gain, item_loads(rows[r])};
         const bool fits = std::all_of(row.loads.begin(), row.loads.end(), [&](const Load& l) {
           return l.units <= residual_[static_cast<std::size_t>(l.item)];
         });
