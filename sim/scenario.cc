@@ -6,14 +6,6 @@
 namespace themis::sim {
 namespace {
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ":0: file: cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> out;
@@ -67,10 +59,10 @@ Scenario parse_scenario(std::string_view text, std::string_view source_name) {
   return s;
 }
 
-Scenario load_scenario(const std::filesystem::path& path) { return parse_scenario(read_file(path), path.string()); }
+Scenario load_scenario(const std::filesystem::path& path) { return parse_scenario(read_trace_file(path), path.string()); }
 
 std::vector<ExpectedJct> load_expected(const std::filesystem::path& path) {
-  std::istringstream in(read_file(path));
+  std::istringstream in(read_trace_file(path));
   std::vector<ExpectedJct> out;
   std::string line;
   int line_no = 0;

@@ -1,7 +1,12 @@
 #include "sim/trace.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -160,7 +165,21 @@ std::vector<AppSpec> parse_trace(std::string_view text, std::string_view source_
   return apps;
 }
 
+void check_readable_file(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found)
+    throw TraceError(path.string() + ":0: file: cannot open (no such file)");
+  if (status.type() == std::filesystem::file_type::directory)
+    throw TraceError(path.string() + ":0: file: cannot open (a directory)");
+  if (const int fd = ::open(path.c_str(), O_RDONLY); fd >= 0)
+    ::close(fd);
+  else
+    throw TraceError(path.string() + ":0: file: cannot open (" + std::strerror(errno) + ")");
+}
+
 std::string read_trace_file(const std::filesystem::path& path) {
+  check_readable_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path.string() + ":0: file: cannot open");
   std::stringstream buffer;

@@ -63,7 +63,10 @@ AppSpec parse_app_json(std::string_view line, std::string_view where);
 // Parses a whole trace; apps are returned sorted by arrival (stable).
 std::vector<AppSpec> parse_trace(std::string_view text, std::string_view source_name = "<trace>");
 std::vector<AppSpec> load_trace(const std::filesystem::path& path);
-// A trace file's whole text; TraceError "path:0: file: cannot open" when it cannot be read.
+// TraceError "path:0: file: cannot open (why)" unless `path` is a file this process can read; why: "no such file",
+// "a directory", or the system's reason ("Permission denied").
+void check_readable_file(const std::filesystem::path& path);
+// A trace file's whole text; check_readable_file's TraceError when it cannot be read.
 std::string read_trace_file(const std::filesystem::path& path);
 // One line per app, in the same format (round-trips through parse_trace).
 std::string app_to_json_line(const AppSpec& app);

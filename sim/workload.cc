@@ -118,6 +118,7 @@ const ModelInfo& draw_model(Rng& rng, double network_fraction) {
 }
 
 std::vector<PhillyJob> load_philly_csv(const std::filesystem::path& path) {
+  check_readable_file(path);
   std::ifstream in(path);
   if (!in) throw TraceError(path.string() + ":0: file: cannot open");
   std::vector<PhillyJob> out;

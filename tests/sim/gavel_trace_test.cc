@@ -69,7 +69,7 @@ TEST(GavelThroughputs, BadRowsNameFileLineAndField) {
             "t.csv:2: p100_steps_per_s: must be a number >= 0 or empty, got 'x'");
   EXPECT_EQ(error_of([&] { GavelThroughputs::parse(header + "A3C,A3C,,1,1,2,3,4,5,6\nA3C,A3C,,1,1,2,3,4,5,6\n", "t.csv"); }),
             "t.csv:3: job_type: duplicate row for 'A3C' at scale factor 1");
-  EXPECT_EQ(error_of([] { GavelThroughputs::load("/nonexistent/t.csv"); }), "/nonexistent/t.csv:0: file: cannot open");
+  EXPECT_EQ(error_of([] { GavelThroughputs::load("/nonexistent/t.csv"); }), "/nonexistent/t.csv:0: file: cannot open (no such file)");
 }
 
 TEST(GavelTrace, ReadsThePhysicalClusterFormat) {
@@ -267,7 +267,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GavelTrace, FileLevelErrors) {
   EXPECT_EQ(error_of([] { parse_gavel_trace("\n\n", "e.trace"); }), "e.trace:1: trace: no jobs");
-  EXPECT_EQ(error_of([] { load_gavel_trace("/nonexistent/g.trace"); }), "/nonexistent/g.trace:0: file: cannot open");
+  EXPECT_EQ(error_of([] { load_gavel_trace("/nonexistent/g.trace"); }), "/nonexistent/g.trace:0: file: cannot open (no such file)");
   const auto jobs = parse_gavel_trace("A3C\tcmd\trl\t-n\t0\t100\t1\t1\t-1\t0\n\nGPT-9\tcmd\tx\t-n\t0\t100\t1\t1\t-1\t0\n", "u.trace");
   EXPECT_EQ(error_of([&] { gavel_to_apps(jobs, table(), {}, "u.trace"); }),
             "u.trace:3: job_type: 'GPT-9' is not in Gavel's throughput table");

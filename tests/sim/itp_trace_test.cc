@@ -112,7 +112,7 @@ TEST(ItpTrace, BadRowsNameFileLineAndField) {
     load_itp_csv("/nonexistent/i.csv");
     FAIL();
   } catch (const TraceError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/i.csv:0: file: cannot open");
+    EXPECT_STREQ(e.what(), "/nonexistent/i.csv:0: file: cannot open (no such file)");
   }
 }
 

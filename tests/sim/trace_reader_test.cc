@@ -98,7 +98,17 @@ TEST(TraceReader, MissingFileNamesIt) {
     load_trace("/nonexistent/x.jsonl");
     FAIL();
   } catch (const TraceError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/x.jsonl:0: file: cannot open");
+    EXPECT_STREQ(e.what(), "/nonexistent/x.jsonl:0: file: cannot open (no such file)");
+  }
+}
+
+TEST(TraceReader, ADirectoryIsNamedAsOneNotReadAsAnEmptyTrace) {
+  const std::string dir = ::testing::TempDir();
+  try {
+    load_trace(dir);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ":0: file: cannot open (a directory)");
   }
 }
 
