@@ -82,8 +82,7 @@ DisplacementCheck DisplacementChecker::check(int excluded, double incumbent, dou
   // λ from the item duals; μ, the least use's dual where that bound is the active one, from the item's own.
   const auto take_prices = [&](int item) {
     lp->item_duals(duals);
-    lambda.assign(duals.size(), 0.0);
-    for (std::size_t i = 0; i < duals.size(); ++i) lambda[i] = std::max(0.0, duals[i]);
+    lp->item_prices(lambda);
     return std::max(0.0, -duals[static_cast<std::size_t>(item)]);
   };
   const auto gain = [](const PackingRow& row) { return row.gain; };

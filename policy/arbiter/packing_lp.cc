@@ -98,10 +98,8 @@ std::span<const double> PackingLp::x() const {
 }
 
 void PackingLp::item_prices(std::vector<double>& prices) const {
-  const double* duals = impl_->lp.dualRowSolution();
-  prices.resize(static_cast<std::size_t>(impl_->items));
-  for (int g = 0; g < impl_->items; ++g)
-    prices[static_cast<std::size_t>(g)] = std::max(0.0, duals[impl_->bidders + g]);
+  item_duals(prices);
+  for (double& price : prices) price = std::max(0.0, price);
 }
 
 void PackingLp::item_duals(std::vector<double>& duals) const {
