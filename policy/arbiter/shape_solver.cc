@@ -56,7 +56,8 @@ bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
 // also bounds the same one without i (leaving a bidder out never helps). So every bound found by the PF
 // solve, or by a solve past its excluded bidder, prunes every later solve, and within one solve the
 // permutations of interchangeable choices (two bidders each taking one of two machines, in either
-// order) are searched once. Bounded: past kMaxEntries entries or kMaxWords of keys nothing more is stored.
+// order) are searched once. Bounded: past kMaxEntries entries or kMaxWords of keys of its own a memory stores nothing
+// more; what it shares with its copies (share()) does not count.
 class SubproblemBounds {
  public:
   static constexpr int kFull = -1;
@@ -79,9 +80,8 @@ class SubproblemBounds {
         if (most[i] > 0) relevant_[d].push_back({static_cast<int>(i), most[i]});
     }
     find_interchangeable(bidders, items);
-    slots_.assign(kFirstSlots, -1);
-    entries_.clear();
-    words_.clear();
+    own_ = Table{};
+    shared_.reset();
   }
 
   // The key of (position, residual), kept for the lookups and the record that follow.
@@ -109,63 +109,114 @@ class SubproblemBounds {
 
   // The bound recorded for the subproblem, +inf when none.
   double find(std::size_t position, int tag, const Key& key) const {
-    const int e = slots_[slot_of(position, tag, key)];
-    return e < 0 ? std::numeric_limits<double>::infinity() : entries_[static_cast<std::size_t>(e)].bound;
+    const double own = own_.find(position, tag, key);
+    return shared_ ? std::min(own, shared_->find(position, tag, key)) : own;
   }
 
   void record(std::size_t position, int tag, const Key& key, double bound) {
     if (!std::isfinite(bound)) return;
-    const std::size_t s = slot_of(position, tag, key);
-    if (const int e = slots_[s]; e >= 0) {
-      entries_[static_cast<std::size_t>(e)].bound = std::min(entries_[static_cast<std::size_t>(e)].bound, bound);
-      return;
+    own_.record(position, tag, key, bound);
+  }
+
+  // Moves the bounds recorded since the last call into the part that copies share, read-only, instead of each
+  // copying it: the solves without each winner start from the PF solve's memory, and each then has room for
+  // kMaxEntries entries of its own whatever that memory holds (with one copy each, the solves of the hardest
+  // auctions found it full and searched several times the nodes: docs/performance.md, "Subproblem bounds shared
+  // by the solves without a winner"). Not while a search uses this memory.
+  void share() {
+    if (own_.empty()) return;
+    if (!shared_) {
+      shared_ = std::make_shared<const Table>(std::move(own_));
+    } else {
+      auto merged = std::make_shared<Table>(*shared_);
+      merged->absorb(own_);
+      shared_ = std::move(merged);
     }
-    if (words_.size() + key.words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
-    slots_[s] = static_cast<int>(entries_.size());
-    entries_.push_back({tagged_hash(key, tag), words_.size(), position, tag, bound});
-    words_.insert(words_.end(), key.words.begin(), key.words.end());
-    if (entries_.size() * 2 > slots_.size()) grow();
+    own_ = Table{};
   }
 
  private:
-  static constexpr std::size_t kFirstSlots = 256;
   static constexpr std::size_t kMaxEntries = std::size_t{1} << 18;
   static constexpr std::size_t kMaxWords = std::size_t{1} << 22;
-  struct Entry {
-    std::uint64_t hash;
-    std::size_t offset;
-    std::size_t position;
-    int tag;
-    double bound;
+
+  // Bounds by (position, tag, key) in open addressing, at most kMaxEntries entries and kMaxWords words of keys.
+  class Table {
+   public:
+    bool empty() const { return entries_.empty(); }
+
+    double find(std::size_t position, int tag, const Key& key) const {
+      const int e = slots_[slot_of(position, tag, tagged_hash(key, tag), key.words)];
+      return e < 0 ? std::numeric_limits<double>::infinity() : entries_[static_cast<std::size_t>(e)].bound;
+    }
+
+    void record(std::size_t position, int tag, const Key& key, double bound) {
+      insert(position, tag, tagged_hash(key, tag), key.words, bound);
+    }
+
+    // Adds `other`'s bounds (the lower one where both hold a subproblem).
+    void absorb(const Table& other) {
+      for (const Entry& entry : other.entries_) {
+        const auto first = other.words_.begin() + static_cast<std::ptrdiff_t>(entry.offset);
+        const std::vector<int> words(first, first + static_cast<std::ptrdiff_t>(entry.length));
+        insert(entry.position, entry.tag, entry.hash, words, entry.bound);
+      }
+    }
+
+   private:
+    static constexpr std::size_t kFirstSlots = 256;
+    struct Entry {
+      std::uint64_t hash;
+      std::size_t offset;
+      std::size_t length;
+      std::size_t position;
+      int tag;
+      double bound;
+    };
+
+    static std::uint64_t tagged_hash(const Key& key, int tag) {
+      return key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
+    }
+
+    void insert(std::size_t position, int tag, std::uint64_t hash, const std::vector<int>& words, double bound) {
+      const std::size_t s = slot_of(position, tag, hash, words);
+      if (const int e = slots_[s]; e >= 0) {
+        entries_[static_cast<std::size_t>(e)].bound = std::min(entries_[static_cast<std::size_t>(e)].bound, bound);
+        return;
+      }
+      if (words_.size() + words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
+      slots_[s] = static_cast<int>(entries_.size());
+      entries_.push_back({hash, words_.size(), words.size(), position, tag, bound});
+      words_.insert(words_.end(), words.begin(), words.end());
+      if (entries_.size() * 2 > slots_.size()) grow();
+    }
+
+    // The slot holding the subproblem, or the empty slot where it would go.
+    std::size_t slot_of(std::size_t position, int tag, std::uint64_t hash, const std::vector<int>& words) const {
+      const std::size_t mask = slots_.size() - 1;
+      for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
+        const int e = slots_[s];
+        if (e < 0) return s;
+        const Entry& entry = entries_[static_cast<std::size_t>(e)];
+        if (entry.hash == hash && entry.position == position && entry.tag == tag &&
+            std::equal(words.begin(), words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset)))
+          return s;
+      }
+    }
+
+    void grow() {
+      slots_.assign(slots_.size() * 2, -1);
+      const std::size_t mask = slots_.size() - 1;
+      for (std::size_t e = 0; e < entries_.size(); ++e) {
+        std::size_t s = entries_[e].hash & mask;
+        while (slots_[s] >= 0) s = (s + 1) & mask;
+        slots_[s] = static_cast<int>(e);
+      }
+    }
+
+    std::vector<int> slots_ = std::vector<int>(kFirstSlots, -1);  // open addressing into entries_, -1 empty
+    std::vector<Entry> entries_;
+    std::vector<int> words_;                                        // the keys, back to back
   };
-
-  static std::uint64_t tagged_hash(const Key& key, int tag) {
-    return key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
-  }
-
-  // The slot holding the subproblem, or the empty slot where it would go.
-  std::size_t slot_of(std::size_t position, int tag, const Key& key) const {
-    const std::uint64_t hash = tagged_hash(key, tag);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
-      const int e = slots_[s];
-      if (e < 0) return s;
-      const Entry& entry = entries_[static_cast<std::size_t>(e)];
-      if (entry.hash == hash && entry.position == position && entry.tag == tag &&
-          std::equal(key.words.begin(), key.words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset)))
-        return s;
-    }
-  }
-
-  void grow() {
-    slots_.assign(slots_.size() * 2, -1);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t e = 0; e < entries_.size(); ++e) {
-      std::size_t s = entries_[e].hash & mask;
-      while (slots_[s] >= 0) s = (s + 1) & mask;
-      slots_[s] = static_cast<int>(e);
-    }
-  }
 
   // Two items are interchangeable for bidders [position, end) when swapping them maps every one of those bidders'
   // rows onto a row of the same bidder with the same gain. Then the best those bidders can add from a residual is
@@ -239,9 +290,8 @@ class SubproblemBounds {
   const PackingProblem* problem_ = nullptr;
   std::vector<std::vector<Load>> relevant_;  // per position: (item, the most bidders [position, end) ask of it)
   std::vector<std::vector<std::vector<int>>> interchangeable_;  // per position: classes, as indices into relevant_
-  std::vector<int> slots_;                   // open addressing into entries_, -1 empty
-  std::vector<Entry> entries_;
-  std::vector<int> words_;                   // the keys, back to back
+  Table own_;                                // recorded since the last share()
+  std::shared_ptr<const Table> shared_;      // share()'s, read by every copy
 };
 
 // The shape problem's LP relaxation (packing_lp.h) over the search's rows, columns in flat_rows_ order, with
@@ -262,18 +312,20 @@ struct ShapeMemory final : SolverMemory {
   ShapeMemory() = default;
   ShapeMemory(const ShapeMemory& other) : bounds(other.bounds) {
     lp.problem = other.lp.problem;
-    if (other.lp.lp) {
-      // The solves without each winner copy the PF solve's memory on several threads at once; CLP does not
-      // promise that copying a model only reads it, so the copies are taken one at a time.
-      static std::mutex copying;
-      const std::lock_guard<std::mutex> lock(copying);
-      lp.lp = other.lp.lp->clone();
-    }
+    if (other.lp.lp) lp.lp = other.lp.lp->clone();
     lp.open = other.lp.open;
     lp.capacity = other.lp.capacity;
     lp.pf_solve_turned = other.lp.pf_solve_turned;
   }
-  std::unique_ptr<SolverMemory> clone() const override { return std::make_unique<ShapeMemory>(*this); }
+  // The copy and this memory then share the bounds recorded so far (SubproblemBounds::share). The solves without
+  // each winner copy the PF solve's memory on several threads at once, and neither that nor copying the LP (CLP does
+  // not promise that copying a model only reads it) may run twice at once, so the copies are taken one at a time.
+  std::unique_ptr<SolverMemory> clone() const override {
+    static std::mutex cloning;
+    const std::lock_guard<std::mutex> lock(cloning);
+    const_cast<SubproblemBounds&>(bounds).share();
+    return std::make_unique<ShapeMemory>(*this);
+  }
   SubproblemBounds bounds;
   LpState lp;
 };

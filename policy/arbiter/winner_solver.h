@@ -39,6 +39,8 @@ std::int64_t default_small_search_nodes(SolverKind kind);
 class SolverMemory {
  public:
   virtual ~SolverMemory() = default;
+  // A copy to start another solve from. It may leave what both hold in a part they share, read-only (a solver's
+  // own business: nothing a solve reads changes), so it is not called while a solve uses this memory.
   virtual std::unique_ptr<SolverMemory> clone() const = 0;
 };
 

@@ -270,5 +270,48 @@ TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
   }
 }
 
+// Copies of one memory share what it held when copied (shape_solver.cc, SubproblemBounds::share) and keep what each
+// solve then records to themselves: a solve from a copy searches the same nodes whatever the other copies recorded
+// before it, so the solves without a winner need not run in any order.
+TEST(ShapeMemory, CopiesKeepWhatTheirSolvesRecordToThemselves) {
+  const Cluster cluster = memory_cluster();
+  Rng rng(20261205);
+  int compared = 0, recorded = 0;
+  for (int instance = 0; instance < 30; ++instance) {
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    const ShapeProblem shaped = random_auction(rng, cluster, 12);
+    const PackingProblem& problem = shaped.packing;
+    ShapeSolver solver;
+    std::unique_ptr<SolverMemory> pf_memory;
+    const PackingSolution pf = solver.solve(problem, -1, SolveLimits{}, SolveHints{nullptr, nullptr, &pf_memory});
+    ASSERT_NE(pf_memory, nullptr);
+    std::vector<int> winners;
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i)
+      if (pf.choice[i] >= 0) winners.push_back(static_cast<int>(i));
+    const auto solve_from = [&](const SolverMemory& memory, int excluded) {
+      std::unique_ptr<SolverMemory> copy = memory.clone();
+      return solver.solve(problem, excluded, SolveLimits{}, SolveHints{nullptr, nullptr, &copy});
+    };
+    // Each winner's solve from a copy, in order; then again in reverse order, each after a solve from a copy of the
+    // copy that the first round's solve left (which holds more bounds, and shares them with copies of it).
+    std::vector<PackingSolution> first;
+    std::vector<std::unique_ptr<SolverMemory>> used;
+    for (const int i : winners) {
+      used.push_back(pf_memory->clone());
+      first.push_back(solver.solve(problem, i, SolveLimits{}, SolveHints{nullptr, nullptr, &used.back()}));
+    }
+    for (std::size_t k = winners.size(); k-- > 0;) {
+      const PackingSolution richer = solve_from(*used[k], winners[k]);
+      recorded += richer.nodes < first[k].nodes ? 1 : 0;
+      const PackingSolution again = solve_from(*pf_memory, winners[k]);
+      EXPECT_EQ(again.nodes, first[k].nodes) << "without bidder " << winners[k];
+      EXPECT_EQ(again.choice, first[k].choice);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 60);
+  EXPECT_GT(recorded, 20);  // the copies did record bounds of their own, which the memory's later copies do not see
+}
+
 }  // namespace
 }  // namespace themis::arbiter
