@@ -1,8 +1,6 @@
 #include "policy/arbiter/shape_solver.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -665,7 +663,6 @@ class Search {
     return true;
   }
 
-  double debug_lp_root() { lp_want_.assign(flat_rows_.size(), 0); set_usable(0); collect_fitting(0); return lp_bound(0); }
   // Depth-first search from the root; false when a limit stopped it.
   bool run(std::vector<double> lambda, int node_steps, std::int64_t lp_from_nodes, double lp_worth) {
     node_steps_ = node_steps;
@@ -952,8 +949,6 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   solution.proven_optimal = complete;
   solution.bound = complete ? solution.value : std::max(solution.value, std::min(root_bound, search.lp_root()));
   solution.nodes = search.nodes();
-  if (std::getenv("DBG_LP")) { const double lpb = search.debug_lp_root();
-    std::fprintf(stderr, "SOLVE ex=%d nodes=%lld steps=%.4f lp=%.4f val=%.4f start=%.4f\n", excluded, (long long)search.nodes(), root_bound - solution.value, lpb - solution.value, solution.value, hints.warm_start ? packing_value(problem, *hints.warm_start) : 0.0); }
   return solution;
 }
 
