@@ -153,10 +153,12 @@ class SubproblemBounds {
 
     // Adds `other`'s bounds (the lower one where both hold a subproblem).
     void absorb(const Table& other) {
-      for (const Entry& entry : other.entries_) {
-        const auto first = other.words_.begin() + static_cast<std::ptrdiff_t>(entry.offset);
-        const std::vector<int> words(first, first + static_cast<std::ptrdiff_t>(entry.length));
-        insert(entry.position, entry.tag, entry.hash, words, entry.bound);
+      const std::span<const int> words(other.words_);
+      for (std::size_t e = 0; e < other.entries_.size(); ++e) {
+        const Entry& entry = other.entries_[e];
+        // Keys lie back to back: each ends where the next begins.
+        const std::size_t end = e + 1 < other.entries_.size() ? other.entries_[e + 1].offset : words.size();
+        insert(entry.position, entry.tag, entry.hash, words.subspan(entry.offset, end - entry.offset), entry.bound);
       }
     }
 
@@ -165,7 +167,6 @@ class SubproblemBounds {
     struct Entry {
       std::uint64_t hash;
       std::size_t offset;
-      std::size_t length;
       std::size_t position;
       int tag;
       double bound;
@@ -175,7 +176,7 @@ class SubproblemBounds {
       return key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
     }
 
-    void insert(std::size_t position, int tag, std::uint64_t hash, const std::vector<int>& words, double bound) {
+    void insert(std::size_t position, int tag, std::uint64_t hash, std::span<const int> words, double bound) {
       const std::size_t s = slot_of(position, tag, hash, words);
       if (const int e = slots_[s]; e >= 0) {
         entries_[static_cast<std::size_t>(e)].bound = std::min(entries_[static_cast<std::size_t>(e)].bound, bound);
@@ -183,13 +184,13 @@ class SubproblemBounds {
       }
       if (words_.size() + words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
       slots_[s] = static_cast<int>(entries_.size());
-      entries_.push_back({hash, words_.size(), words.size(), position, tag, bound});
+      entries_.push_back({hash, words_.size(), position, tag, bound});
       words_.insert(words_.end(), words.begin(), words.end());
       if (entries_.size() * 2 > slots_.size()) grow();
     }
 
     // The slot holding the subproblem, or the empty slot where it would go.
-    std::size_t slot_of(std::size_t position, int tag, std::uint64_t hash, const std::vector<int>& words) const {
+    std::size_t slot_of(std::size_t position, int tag, std::uint64_t hash, std::span<const int> words) const {
       const std::size_t mask = slots_.size() - 1;
       for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
         const int e = slots_[s];
