@@ -3,18 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <utility>
 
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/packing_lp.h"
+#include "policy/arbiter/subproblem_bounds.h"
 
 namespace themis::arbiter {
 
@@ -22,16 +20,8 @@ namespace {
 
 using Load = ItemLoad;
 
-struct Row {
-  int source;  // index into PackingBidder::rows
-  double gain;
-  std::vector<Load> loads;
-};
-
-struct Bidder {
-  int index;  // into PackingProblem::bidders
-  std::vector<Row> rows;
-};
+using Row = SearchRow;
+using Bidder = SearchBidder;
 
 // Whether `a` uses no more of any item than `b` (both sorted by item).
 bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
@@ -42,256 +32,6 @@ bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
   }
   return true;
 }
-
-// Upper bounds on subproblems, kept across the solves of one problem (SolveHints::memory). Bidders are
-// searched in one order in every solve (the excluded one, kept in place, takes nothing), so a subproblem is
-// the position of the next bidder and the residual capacities: what bidders [position, end) can add
-// depends only on the items they draw from, and on each only up to the most they could ask of it
-// together, so the key holds those residuals clamped to that most. Its value is an upper bound on the
-// best they can add: 0 at the end, a node's Lagrangian bound where it is cut, else the best child's gain
-// plus the child's bound. A solve without bidder i meets two kinds of subproblem: past i's position they
-// are the full problem's (tag -1), up to it they lack i (tag: i's position); a full subproblem's bound
-// also bounds the same one without i (leaving a bidder out never helps). So every bound found by the PF
-// solve, or by a solve past its excluded bidder, prunes every later solve, and within one solve the
-// permutations of interchangeable choices (two bidders each taking one of two machines, in either
-// order) are searched once. Bounded: past kMaxEntries entries or kMaxWords of keys of its own a memory stores nothing
-// more; what it shares with its copies (share()) does not count.
-class SubproblemBounds {
- public:
-  static constexpr int kFull = -1;
-
-  // Keeps what it holds when it was made for `problem` (and so for these bidders in this order); else
-  // starts over for it.
-  void use_for(const PackingProblem* problem, const std::vector<Bidder>& bidders, std::size_t items) {
-    if (problem_ == problem && relevant_.size() == bidders.size() + 1) return;
-    problem_ = problem;
-    const std::size_t n = bidders.size();
-    relevant_.assign(n + 1, {});
-    std::vector<int> most(items, 0), own(items, 0);
-    for (std::size_t d = n; d-- > 0;) {
-      std::fill(own.begin(), own.end(), 0);
-      for (const Row& row : bidders[d].rows)
-        for (const Load& l : row.loads)
-          own[static_cast<std::size_t>(l.item)] = std::max(own[static_cast<std::size_t>(l.item)], l.units);
-      for (std::size_t i = 0; i < items; ++i) most[i] += own[i];
-      for (std::size_t i = 0; i < items; ++i)
-        if (most[i] > 0) relevant_[d].push_back({static_cast<int>(i), most[i]});
-    }
-    find_interchangeable(bidders, items);
-    own_ = Table{};
-    shared_.reset();
-  }
-
-  // The key of (position, residual), kept for the lookups and the record that follow.
-  struct Key {
-    std::uint64_t hash = 0;
-    std::vector<int> words;
-    std::vector<int> scratch;  // make_key's
-  };
-  // Items that bidders [position, end) treat alike give their residuals in one order (the largest first), so
-  // that states which differ only by which of them was taken share one key.
-  void make_key(std::size_t position, const std::vector<int>& residual, Key& key) const {
-    key.words.clear();
-    for (const Load& r : relevant_[position]) key.words.push_back(std::min(residual[static_cast<std::size_t>(r.item)], r.units));
-    for (const std::vector<int>& members : interchangeable_[position]) {
-      std::vector<int>& values = key.scratch;
-      values.clear();
-      for (const int k : members) values.push_back(key.words[static_cast<std::size_t>(k)]);
-      std::sort(values.begin(), values.end(), std::greater<>());
-      for (std::size_t m = 0; m < members.size(); ++m) key.words[static_cast<std::size_t>(members[m])] = values[m];
-    }
-    std::uint64_t hash = 0x9e3779b97f4a7c15ULL * (position + 1);
-    for (const int v : key.words) hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL;
-    key.hash = hash ^ (hash >> 29);
-  }
-
-  // The bound recorded for the subproblem, +inf when none.
-  double find(std::size_t position, int tag, const Key& key) const {
-    const double own = own_.find(position, tag, key);
-    return shared_ ? std::min(own, shared_->find(position, tag, key)) : own;
-  }
-
-  void record(std::size_t position, int tag, const Key& key, double bound) {
-    if (!std::isfinite(bound)) return;
-    own_.record(position, tag, key, bound);
-  }
-
-  // Moves the bounds recorded since the last call into the part that copies share, read-only, instead of each
-  // copying it: the solves without each winner start from the PF solve's memory, and each then has room for
-  // kMaxEntries entries of its own whatever that memory holds (with one copy each, the solves of the hardest
-  // auctions found it full and searched several times the nodes: docs/performance.md, "Subproblem bounds shared
-  // by the solves without a winner"). Not while a search uses this memory.
-  void share() {
-    if (own_.empty()) return;
-    if (!shared_) {
-      shared_ = std::make_shared<const Table>(std::move(own_));
-    } else {
-      auto merged = std::make_shared<Table>(*shared_);
-      merged->absorb(own_);
-      shared_ = std::move(merged);
-    }
-    own_ = Table{};
-  }
-
- private:
-  static constexpr std::size_t kMaxEntries = std::size_t{1} << 18;
-  static constexpr std::size_t kMaxWords = std::size_t{1} << 22;
-
-  // Bounds by (position, tag, key) in open addressing, at most kMaxEntries entries and kMaxWords words of keys.
-  class Table {
-   public:
-    bool empty() const { return entries_.empty(); }
-
-    double find(std::size_t position, int tag, const Key& key) const {
-      const int e = slots_[slot_of(position, tag, tagged_hash(key, tag), key.words)];
-      return e < 0 ? std::numeric_limits<double>::infinity() : entries_[static_cast<std::size_t>(e)].bound;
-    }
-
-    void record(std::size_t position, int tag, const Key& key, double bound) {
-      insert(position, tag, tagged_hash(key, tag), key.words, bound);
-    }
-
-    // Adds `other`'s bounds (the lower one where both hold a subproblem).
-    void absorb(const Table& other) {
-      const std::span<const int> words(other.words_);
-      for (std::size_t e = 0; e < other.entries_.size(); ++e) {
-        const Entry& entry = other.entries_[e];
-        // Keys lie back to back: each ends where the next begins.
-        const std::size_t end = e + 1 < other.entries_.size() ? other.entries_[e + 1].offset : words.size();
-        insert(entry.position, entry.tag, entry.hash, words.subspan(entry.offset, end - entry.offset), entry.bound);
-      }
-    }
-
-   private:
-    static constexpr std::size_t kFirstSlots = 256;
-    struct Entry {
-      std::uint64_t hash;
-      std::size_t offset;
-      std::size_t position;
-      int tag;
-      double bound;
-    };
-
-    static std::uint64_t tagged_hash(const Key& key, int tag) {
-      return key.hash ^ static_cast<std::uint64_t>(tag + 1) * 0xff51afd7ed558ccdULL;
-    }
-
-    void insert(std::size_t position, int tag, std::uint64_t hash, std::span<const int> words, double bound) {
-      const std::size_t s = slot_of(position, tag, hash, words);
-      if (const int e = slots_[s]; e >= 0) {
-        entries_[static_cast<std::size_t>(e)].bound = std::min(entries_[static_cast<std::size_t>(e)].bound, bound);
-        return;
-      }
-      if (words_.size() + words.size() > kMaxWords || entries_.size() >= kMaxEntries) return;
-      slots_[s] = static_cast<int>(entries_.size());
-      entries_.push_back({hash, words_.size(), position, tag, bound});
-      words_.insert(words_.end(), words.begin(), words.end());
-      if (entries_.size() * 2 > slots_.size()) grow();
-    }
-
-    // The slot holding the subproblem, or the empty slot where it would go.
-    std::size_t slot_of(std::size_t position, int tag, std::uint64_t hash, std::span<const int> words) const {
-      const std::size_t mask = slots_.size() - 1;
-      for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
-        const int e = slots_[s];
-        if (e < 0) return s;
-        const Entry& entry = entries_[static_cast<std::size_t>(e)];
-        if (entry.hash == hash && entry.position == position && entry.tag == tag &&
-            std::equal(words.begin(), words.end(), words_.begin() + static_cast<std::ptrdiff_t>(entry.offset)))
-          return s;
-      }
-    }
-
-    void grow() {
-      slots_.assign(slots_.size() * 2, -1);
-      const std::size_t mask = slots_.size() - 1;
-      for (std::size_t e = 0; e < entries_.size(); ++e) {
-        std::size_t s = entries_[e].hash & mask;
-        while (slots_[s] >= 0) s = (s + 1) & mask;
-        slots_[s] = static_cast<int>(e);
-      }
-    }
-
-    std::vector<int> slots_ = std::vector<int>(kFirstSlots, -1);  // open addressing into entries_, -1 empty
-    std::vector<Entry> entries_;
-    std::vector<int> words_;                                        // the keys, back to back
-  };
-
-  // Two items are interchangeable for bidders [position, end) when swapping them maps every one of those bidders'
-  // rows onto a row of the same bidder with the same gain. Then the best those bidders can add from a residual is
-  // the same as from the residual with the two items' values swapped (the swap maps packings onto packings of
-  // equal value), and the interchangeable items of a position form classes (a swap that is a symmetry for each
-  // bidder is one for all of them; two swaps sharing an item make the third). Each position's classes refine the
-  // next position's by one bidder: the items it draws from part from those it does not, and among those it
-  // draws from, two stay together when the swap maps its rows onto its rows.
-  void find_interchangeable(const std::vector<Bidder>& bidders, std::size_t items) {
-    const std::size_t n = bidders.size();
-    interchangeable_.assign(n + 1, {});
-    std::vector<int> cls(items, 0);  // past the last bidder every item is alike
-    int classes = 1;
-    for (std::size_t d = n; d-- > 0;) {
-      const std::vector<Row>& rows = bidders[d].rows;
-      std::set<std::pair<double, std::vector<Load>>, RowLess> own;
-      std::vector<int> touched;
-      for (const Row& row : rows) {
-        own.insert({row.gain, row.loads});
-        for (const Load& l : row.loads) touched.push_back(l.item);
-      }
-      std::sort(touched.begin(), touched.end());
-      touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-      // The swap of items a and b maps bidder d's rows onto its rows.
-      const auto swap_keeps = [&](int a, int b) {
-        std::vector<Load> image;
-        for (const Row& row : rows) {
-          const bool moves = std::any_of(row.loads.begin(), row.loads.end(), [&](const Load& l) { return l.item == a || l.item == b; });
-          if (!moves) continue;
-          image = row.loads;
-          for (Load& l : image) l.item = l.item == a ? b : l.item == b ? a : l.item;
-          std::sort(image.begin(), image.end(), [](const Load& x, const Load& y) { return x.item < y.item; });
-          if (own.find({row.gain, image}) == own.end()) return false;
-        }
-        return true;
-      };
-      // Every item it draws from leaves its class, for the first new class whose first member it swaps with.
-      std::vector<std::pair<int, int>> firsts;  // per class opened here: (the class it came from, its number)
-      std::vector<int> new_of;                  // per class opened here: its first member
-      for (const int t : touched) {
-        const int old = cls[static_cast<std::size_t>(t)];
-        int joined = -1;
-        for (std::size_t f = 0; f < firsts.size() && joined < 0; ++f)
-          if (firsts[f].first == old && swap_keeps(new_of[f], t)) joined = firsts[f].second;
-        if (joined < 0) {
-          joined = classes++;
-          firsts.push_back({old, joined});
-          new_of.push_back(t);
-        }
-        cls[static_cast<std::size_t>(t)] = joined;
-      }
-      // The classes of this position's key: indices into relevant_[d] of items of one class, two or more.
-      std::map<int, std::vector<int>> members;
-      for (std::size_t k = 0; k < relevant_[d].size(); ++k)
-        members[cls[static_cast<std::size_t>(relevant_[d][k].item)]].push_back(static_cast<int>(k));
-      for (auto& [c, list] : members)
-        if (list.size() > 1) interchangeable_[d].push_back(std::move(list));
-    }
-  }
-
-  struct RowLess {
-    bool operator()(const std::pair<double, std::vector<Load>>& x, const std::pair<double, std::vector<Load>>& y) const {
-      if (x.first != y.first) return x.first < y.first;
-      return std::lexicographical_compare(x.second.begin(), x.second.end(), y.second.begin(), y.second.end(),
-                                          [](const Load& a, const Load& b) {
-                                            return a.item != b.item ? a.item < b.item : a.units < b.units;
-                                          });
-    }
-  };
-
-  const PackingProblem* problem_ = nullptr;
-  std::vector<std::vector<Load>> relevant_;  // per position: (item, the most bidders [position, end) ask of it)
-  std::vector<std::vector<std::vector<int>>> interchangeable_;  // per position: classes, as indices into relevant_
-  Table own_;                                // recorded since the last share()
-  std::shared_ptr<const Table> shared_;      // share()'s, read by every copy
-};
 
 // The shape problem's LP relaxation (packing_lp.h) over the search's rows, columns in flat_rows_ order, with
 // the bounds last set on it, so that the next solve changes only what differs and starts from its basis.

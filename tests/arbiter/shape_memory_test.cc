@@ -270,7 +270,7 @@ TEST(ShapeMemory, AMemoryMadeForAnotherProblemIsNotUsed) {
   }
 }
 
-// Copies of one memory share what it held when copied (shape_solver.cc, SubproblemBounds::share) and keep what each
+// Copies of one memory share what it held when copied (subproblem_bounds.h, SubproblemBounds::share) and keep what each
 // solve then records to themselves: a solve from a copy searches the same nodes whatever the other copies recorded
 // before it, so the solves without a winner need not run in any order.
 TEST(ShapeMemory, CopiesKeepWhatTheirSolvesRecordToThemselves) {
