@@ -13,6 +13,7 @@
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/packing_lp.h"
 #include "policy/arbiter/subproblem_bounds.h"
+#include "policy/arbiter/usable_capacity.h"
 
 namespace themis::arbiter {
 
@@ -132,46 +133,7 @@ class Search {
       for (std::size_t i = 0; i < used.size(); ++i)
         if (used[i] != 0) items_from_[d].push_back(static_cast<int>(i));
     }
-    // Per position and item: which totals of it the bidders [position, end) can take together (each one row or
-    // none), as a table from a residual to the largest such total within it. Whatever those bidders choose takes
-    // one of these totals, so only that much of a residual is usable: a machine with 6 free GPUs is 4 to gangs of
-    // 4 and 8, and 0 to bidders that do not draw from it.
-    const std::size_t items = residual_.size();
-    usable_offset_.assign(items + 1, 0);
-    for (std::size_t i = 0; i < items; ++i)
-      usable_offset_[i + 1] = usable_offset_[i] + static_cast<std::size_t>(residual_[i]) + 1;
-    const std::size_t block = usable_offset_[items];
-    usable_table_.assign((bidders_.size() + 1) * block, 0);  // position n: nothing is usable
-    std::vector<char> reach(block, 0), before;                // per item and total: reachable
-    for (std::size_t i = 0; i < items; ++i) reach[usable_offset_[i]] = 1;
-    std::vector<std::vector<int>> units(items);  // bidder d's distinct units per item
-    for (std::size_t d = bidders_.size(); d-- > 0;) {
-      std::vector<int> touched;
-      for (const Row& row : bidders_[d].rows)
-        for (const Load& l : row.loads) {
-          auto& u = units[static_cast<std::size_t>(l.item)];
-          if (u.empty()) touched.push_back(l.item);
-          if (std::find(u.begin(), u.end(), l.units) == u.end()) u.push_back(l.units);
-        }
-      before = reach;
-      for (const int item : touched) {
-        const auto i = static_cast<std::size_t>(item);
-        const char* was = before.data() + usable_offset_[i];
-        char* now = reach.data() + usable_offset_[i];
-        for (const int u : units[i])
-          for (int total = 0; total + u <= residual_[i]; ++total)
-            if (was[total] != 0) now[total + u] = 1;
-        units[i].clear();
-      }
-      int* table = usable_table_.data() + d * block;
-      for (std::size_t i = 0; i < items; ++i) {
-        int largest = 0;
-        for (std::size_t r = usable_offset_[i]; r < usable_offset_[i + 1]; ++r) {
-          if (reach[r] != 0) largest = static_cast<int>(r - usable_offset_[i]);
-          table[r] = largest;
-        }
-      }
-    }
+    usable_capacity_ = UsableCapacity(bidders_, residual_);
     usable_ = residual_;
     pick_.assign(bidders_.size(), -1);
     fitting_ranges_.assign(bidders_.size(), {0, 0});
@@ -204,9 +166,7 @@ class Search {
   // The residual capacities bidders [depth, end) can use: each the largest total of their units within it (0
   // where none of them draws from the item). The bounds, their prices, the LP and the subproblem keys read these.
   void set_usable(std::size_t depth) {
-    const std::size_t items = residual_.size();
-    const int* table = usable_table_.data() + depth * usable_offset_[items];
-    for (std::size_t i = 0; i < items; ++i) usable_[i] = table[usable_offset_[i] + static_cast<std::size_t>(residual_[i])];
+    for (std::size_t i = 0; i < residual_.size(); ++i) usable_[i] = usable_capacity_.of(depth, i, residual_[i]);
   }
 
   // The root's usable capacities and fitting rows, before its subgradient steps.
@@ -536,10 +496,7 @@ class Search {
     // no packing is missed; such a child records no bound and is not counted as a node (the counts that start LP
     // bounds and threads and meet the node cap count the nodes entered).
     const std::size_t items = residual_.size();
-    const int* usable_next = usable_table_.data() + (depth + 1) * usable_offset_[items];
-    auto usable_after = [&](std::size_t i, int taken) {
-      return usable_next[usable_offset_[i] + static_cast<std::size_t>(residual_[i] - taken)];
-    };
+    auto usable_after = [&](std::size_t i, int taken) { return usable_capacity_.of(depth + 1, i, residual_[i] - taken); };
     double later = bound(depth + 1, lambda, nullptr, 0.0);  // the child that takes nothing
     for (std::size_t i = 0; i < items; ++i)
       if (lambda[i] > 0) later += lambda[i] * usable_after(i, 0);
@@ -611,8 +568,7 @@ class Search {
   std::int64_t max_nodes_;
   std::vector<int> residual_;
   std::vector<int> usable_;    // set_usable(): the residual the bidders still to choose can use
-  std::vector<std::size_t> usable_offset_;   // per item: where its part of a position's usable_table_ starts
-  std::vector<int> usable_table_;            // per position, per item, per residual: the largest total within it
+  UsableCapacity usable_capacity_;
   std::vector<Bidder> bidders_;
   struct FlatRow {
     double gain;

@@ -21,21 +21,9 @@
 #include <vector>
 
 #include "policy/arbiter/packing_problem.h"
+#include "policy/arbiter/search_rows.h"
 
 namespace themis::arbiter {
-
-// A row as the shape search sees it: its gain and the units it takes of each item, in item order.
-struct SearchRow {
-  int source;  // index into PackingBidder::rows
-  double gain;
-  std::vector<ItemLoad> loads;
-};
-
-// A bidder at its position in the search's order, with the rows it may take.
-struct SearchBidder {
-  int index;  // into PackingProblem::bidders
-  std::vector<SearchRow> rows;
-};
 
 class SubproblemBounds {
  public:

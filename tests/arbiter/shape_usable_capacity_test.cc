@@ -1,5 +1,5 @@
 // The shape solver's bounds count only the capacity the bidders still to choose can use together: a residual
-// rounded down to the largest total of their units within it (shape_solver.cc, set_usable).
+// rounded down to the largest total of their units within it (usable_capacity.h; shape_solver.cc, set_usable).
 #include <gtest/gtest.h>
 
 #include "policy/arbiter/shape_solver.h"
