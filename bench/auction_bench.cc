@@ -265,7 +265,8 @@ bool disagree(const PartialAllocation& a, const PartialAllocation& b) {
 // Lagrangian depth-first search alone, as bnb was before the LP search) or "cbc-shape" (CBC on the
 // shape problem, the same problem `shape` solves); "shape-root-prices" is `shape` with the root's
 // prices throughout (no subgradient steps at the nodes); "shape-lagrangian" is `shape` without LP bounds
-// (its subgradient steps alone, as it was before them); "shape-stepsN" is `shape` with N subgradient
+// (its subgradient steps alone, as it was before them); "shape-noracks" is `shape` without the rack
+// decomposition (rack_decomposition.h); "shape-stepsN" is `shape` with N subgradient
 // steps per node instead of ShapeSolver::kDefaultNodeSteps, "shape-lpN" `shape` turning to LP bounds after N
 // nodes instead of ShapeSolver::kDefaultLpFromNodes. "dfs+NAME": each solve first tries the
 // depth-first search of small_search.h (as many nodes as the policy gives it before NAME's solver,
@@ -290,7 +291,8 @@ SolverKind solver_kind(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   if (name == "bnb-lagrangian") return SolverKind::kBranchAndBound;
   if (name == "cbc-shape") return SolverKind::kCbc;
-  if (name == "shape-root-prices" || name == "shape-lagrangian" || is_shape_variant(name)) return SolverKind::kShape;
+  if (name == "shape-root-prices" || name == "shape-lagrangian" || name == "shape-noracks" || is_shape_variant(name))
+    return SolverKind::kShape;
   const auto kind = parse_solver_kind(name);
   if (!kind) throw std::invalid_argument("auction_bench: unknown solver " + name);
   return *kind;
@@ -304,7 +306,7 @@ std::int64_t small_search_nodes(const std::string& name) {
 bool solves_shapes(const std::string& full_name) {
   const std::string name = base_solver(full_name);
   return name == "shape" || name == "cbc-shape" || name == "shape-root-prices" || name == "shape-lagrangian" ||
-         is_shape_variant(name);
+         name == "shape-noracks" || is_shape_variant(name);
 }
 
 std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
@@ -312,6 +314,9 @@ std::unique_ptr<WinnerSolver> make_solver(const std::string& full_name) {
   if (name == "bnb-lagrangian") return std::make_unique<BranchAndBoundSolver>(std::numeric_limits<std::int64_t>::max());
   if (name == "shape-root-prices") return std::make_unique<ShapeSolver>(0);
   if (name == "shape-lagrangian") return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, 0);
+  if (name == "shape-noracks")
+    return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, ShapeSolver::kDefaultLpFromNodes,
+                                         ShapeSolver::kDefaultLpWorth, false);
   if (is_numbered(name, kShapeSteps)) return std::make_unique<ShapeSolver>(std::stoi(name.substr(kShapeSteps.size())));
   if (is_numbered(name, kShapeLp))
     return std::make_unique<ShapeSolver>(ShapeSolver::kDefaultNodeSteps, std::stoll(name.substr(kShapeLp.size())));
@@ -548,7 +553,7 @@ void symmetry_counts(const Size& size, int instances) {
 constexpr std::string_view kUsage =
     "usage: auction_bench [--budget SECONDS (2; 0: none)] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]\n"
     "                     [--apps elastic|gangs] [--solvers bnb,cbc,shape (any of: bnb, cbc, shape, cbc-shape,\n"
-    "                     bnb-lagrangian, shape-lagrangian, shape-root-prices, shape-stepsN, shape-lpN, dfs+NAME,\n"
+    "                     bnb-lagrangian, shape-lagrangian, shape-noracks, shape-root-prices, shape-stepsN, shape-lpN, dfs+NAME,\n"
     "                     dfsN+NAME)] [--threads N (1)] [--dump DIR] [--restart-pf] [--symmetry]\n"
     "       auction_bench --recorded LOG[,LOG...] [--min-bidders N (10)] [--instances N (32)] [--budget SECONDS]\n"
     "                     [--solvers ...]\n"

@@ -2,6 +2,10 @@
 // the shape problems `auction_bench --dump DIR` writes (docs/performance.md, "Where a solve's time goes, and cuts at the root").
 //
 //   shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N]
+//   shape_cuts FILE.json... --racks
+//
+// With --racks, the same for the rack decomposition (policy/arbiter/rack_decomposition.h; docs/performance.md, "Racks
+// as blocks"): its bound, whether its packing is proven optimal, the master LP solves and milliseconds it took.
 //
 // Per file and family (each alone, then all of them together): the LP bound, the bound after up to N rounds of
 // that family's cuts (each round followed by a dual simplex re-solve; it stops at a round that finds none), the
@@ -33,6 +37,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_support.h"
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/rack_decomposition.h"
 
 namespace {
 
@@ -107,19 +113,62 @@ Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& f
   return out;
 }
 
+// The dump's shape problem as the arbiter builds it: every group an item with its capacity, in the rack of its level-3
+// ancestor (none above the racks); a row takes, for every GPU it asks of a group, a unit of that group and of each
+// group above it.
+themis::arbiter::PackingProblem packing_problem(const nlohmann::json& dump) {
+  themis::arbiter::PackingProblem problem;
+  std::vector<int> parent, level;
+  for (const auto& g : dump.at("groups")) {
+    parent.push_back(g.at("parent").get<int>());
+    level.push_back(g.at("level").get<int>());
+    problem.item_capacity.push_back(g.at("capacity").get<int>());
+  }
+  problem.item_count = static_cast<int>(parent.size());
+  std::map<int, int> rack_index;
+  for (int g = 0; g < problem.item_count; ++g) {
+    int rack = g;
+    while (rack >= 0 && level[static_cast<std::size_t>(rack)] < 3) rack = parent[static_cast<std::size_t>(rack)];
+    problem.item_rack.push_back(rack >= 0 && level[static_cast<std::size_t>(rack)] == 3
+                                    ? rack_index.try_emplace(rack, static_cast<int>(rack_index.size())).first->second
+                                    : -1);
+  }
+  for (const auto& rows : dump.at("rows")) {
+    themis::arbiter::PackingBidder bidder;
+    bidder.app = static_cast<themis::AppId>(problem.bidders.size() + 1);
+    for (const auto& row : rows) {
+      themis::arbiter::PackingRow packed{static_cast<int>(bidder.rows.size()), row.at("gain").get<double>(), {}};
+      for (const auto& ask : row.at("asks"))
+        for (int g = ask[0].get<int>(); g >= 0; g = parent[static_cast<std::size_t>(g)])
+          packed.items.insert(packed.items.end(), ask[1].get<std::size_t>(), g);
+      std::sort(packed.items.begin(), packed.items.end());
+      bidder.rows.push_back(std::move(packed));
+    }
+    problem.bidders.push_back(std::move(bidder));
+  }
+  return problem;
+}
+
 }  // namespace
 
 constexpr std::string_view kUsage =
     "usage: shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N (10)]\n"
-    "  the share of the root LP's gap each family of cuts closes, on the files of auction_bench --dump DIR\n";
+    "       shape_cuts FILE.json... --racks\n"
+    "  the share of the root LP's gap each family of cuts (or the rack decomposition) closes, on the files of\n"
+    "  auction_bench --dump DIR\n";
 
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> files;
     std::vector<std::string> families = {"gomory", "twomir", "knapsack", "clique", "oddhole", "zerohalf"};
     int rounds = 10;
+    bool racks = false;
     for (int a = 1; a < argc; ++a) {
       const std::string arg = argv[a];
+      if (arg == "--racks") {
+        racks = true;
+        continue;
+      }
       if (arg.starts_with("-") && arg != "--families" && arg != "--rounds")
         return themis::bench::usage_for("shape_cuts", arg, kUsage);
       if (arg == "--families" || arg == "--rounds") {
@@ -136,8 +185,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     for (const std::string& f : families) make_generator(f);  // rejects unknown names up front
-    std::printf("| instance | best packing | LP bound (above best) | cuts | rounds ≤ %d: bound (above best) | gap closed | cuts added | ms |\n", rounds);
-    std::printf("|---|---:|---:|---|---:|---:|---:|---:|\n");
+    if (racks)
+      std::printf("| instance | best packing | LP bound (above best) | racks: bound (above best) | gap closed | proven | master solves | ms |\n"
+                  "|---|---:|---:|---:|---:|---|---:|---:|\n");
+    else
+      std::printf("| instance | best packing | LP bound (above best) | cuts | rounds ≤ %d: bound (above best) | gap closed | cuts added | ms |\n"
+                  "|---|---:|---:|---|---:|---:|---:|---:|\n", rounds);
     for (const std::string& path : files) {
       std::ifstream in(path);
       if (!in) throw std::invalid_argument("shape_cuts: cannot read " + path);
@@ -154,6 +207,19 @@ int main(int argc, char** argv) {
       try {
         double best = 0;
         for (const auto& [solver, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
+        if (racks) {
+          const double lp = root_bounds(dump, {}, 0).lp;
+          const themis::arbiter::PackingProblem problem = packing_problem(dump);
+          const auto start = std::chrono::steady_clock::now();
+          const themis::arbiter::RackBound got =
+              themis::arbiter::RackDecomposition().solve(problem, -1, themis::arbiter::Deadline(0));
+          const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+          if (!got.available) throw std::invalid_argument("shape_cuts: " + path + ": does not decompose by racks");
+          std::printf("| %s | %.4f | %.4f (%.2f%%) | %.4f (%.2f%%) | %.0f%% | %s | %d | %.1f |\n", name.c_str(), best, lp,
+                      100 * (lp - best) / best, got.bound, 100 * (got.bound - best) / best,
+                      lp > best ? 100 * (lp - got.bound) / (lp - best) : 0.0, got.proven ? "yes" : "no", got.iterations, ms);
+          continue;
+        }
         for (const auto& set : sets) {
           const Bounds b = root_bounds(dump, set, rounds);
           const std::string label = set.size() == 1 ? set[0] : "all of them";

@@ -32,6 +32,9 @@ struct PackingProblem {
   // Units of each item; empty: every item is one GPU, used by at most one row (the concrete problem).
   // Shape problems (shape_problem.h) make items topology groups with their offered GPU counts.
   std::vector<int> item_capacity;
+  // Per item: the rack it lies in (0 .. racks − 1), -1 above the racks (shape problems, shape_problem.h); empty
+  // when unknown. Only the rack decomposition reads it (rack_decomposition.h).
+  std::vector<int> item_rack;
   bool capacitated() const { return !item_capacity.empty(); }
   int capacity(int item) const {
     return item_capacity.empty() ? 1 : item_capacity[static_cast<std::size_t>(item)];

@@ -10,6 +10,7 @@ namespace themis::arbiter {
 namespace {
 
 constexpr int kOfferLevel = 4;
+constexpr int kRackLevel = 3;
 
 int group_key(const Cluster& cluster, GpuIndex g, int level) {
   const Gpu& gpu = cluster.gpu(g);
@@ -85,10 +86,17 @@ ShapeProblem make_shape_problem(const Cluster& cluster, const Offer& offer, std:
   for (const auto& rows : shaped)
     for (const ShapedRow& row : rows)
       for (const ShapeDemand& d : row.demands) item_of[static_cast<std::size_t>(d.group)] = 0;
+  std::map<int, int> rack_index;  // rack group -> its index among the racks holding an item
   for (std::size_t g = 0; g < out.groups.size(); ++g) {
     if (item_of[g] < 0) continue;
     item_of[g] = out.packing.item_count++;
     out.packing.item_capacity.push_back(static_cast<int>(out.groups[g].gpus.size()));
+    int rack = static_cast<int>(g);
+    while (rack >= 0 && out.groups[static_cast<std::size_t>(rack)].level < kRackLevel)
+      rack = out.groups[static_cast<std::size_t>(rack)].parent;
+    const bool in_rack = rack >= 0 && out.groups[static_cast<std::size_t>(rack)].level == kRackLevel;
+    out.packing.item_rack.push_back(
+        in_rack ? rack_index.try_emplace(rack, static_cast<int>(rack_index.size())).first->second : -1);
   }
   out.demands.resize(bids.size());
   for (std::size_t b = 0; b < bids.size(); ++b) {

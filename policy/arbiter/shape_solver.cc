@@ -12,6 +12,7 @@
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/packing_lp.h"
+#include "policy/arbiter/rack_decomposition.h"
 #include "policy/arbiter/subproblem_bounds.h"
 #include "policy/arbiter/usable_capacity.h"
 
@@ -45,6 +46,10 @@ struct LpState {
   // node: on the gang apps at (50, 256) each of them otherwise spent its first 5,000 nodes on bounds that prove
   // nothing, also where it started from the optimum (docs/arbiter.md, "Hard auctions turn to LP bounds at once").
   bool pf_solve_turned = false;
+  // The rack decomposition (rack_decomposition.h), its patterns kept across the N+1 solves, and whether the solves
+  // without a winner run it: 0 not yet tried, 1 yes (it settled the PF solve or bounds it well below the LP), -1 no.
+  RackDecomposition racks;
+  int racks_state = 0;
 };
 
 // What one problem's solves share (SolveHints::memory).
@@ -56,6 +61,8 @@ struct ShapeMemory final : SolverMemory {
     lp.open = other.lp.open;
     lp.capacity = other.lp.capacity;
     lp.pf_solve_turned = other.lp.pf_solve_turned;
+    lp.racks = other.lp.racks;
+    lp.racks_state = other.lp.racks_state;
   }
   // The copy and this memory then share the bounds recorded so far (SubproblemBounds::share). The solves without
   // each winner copy the PF solve's memory on several threads at once, and neither that nor copying the LP (CLP does
@@ -365,7 +372,8 @@ class Search {
   }
 
   // Depth-first search from the root; false when a limit stopped it.
-  bool run(std::vector<double> lambda, int node_steps, std::int64_t lp_from_nodes, double lp_worth) {
+  bool run(std::vector<double> lambda, int node_steps, std::int64_t lp_from_nodes, double lp_worth, bool racks) {
+    racks_ = racks;
     node_steps_ = node_steps;
     lp_from_nodes_ = lp_from_nodes > 0 && excluded_ >= 0 && lp_->pf_solve_turned ? 1 : lp_from_nodes;
     lp_worth_ = lp_worth;
@@ -376,7 +384,7 @@ class Search {
     lambda_stack_.assign(bidders_.size() + 1, {});
     lambda_stack_[0] = std::move(lambda);
     dfs(0, 0.0);
-    return !aborted_;
+    return !aborted_ || settled_;
   }
 
   bool over_limit() {
@@ -397,10 +405,45 @@ class Search {
   // The root's LP bound once the search reached lp_from_nodes nodes or half its time (+inf before, or when CLP
   // did not solve it).
   double lp_root() const { return lp_root_; }
+  // The rack decomposition's bound (+inf where it did not run).
+  double racks_bound() const { return racks_bound_; }
   // The root's bound from the subgradient steps, which the LP's must beat to be used at the nodes.
   void set_root_steps_bound(double bound) { root_steps_bound_ = bound; }
 
  private:
+  // Stops the search: the best packing is proven optimal.
+  void settle() {
+    settled_ = true;
+    aborted_ = true;
+  }
+
+  // A hard solve (at its turn to LP bounds) also bounds its problem by racks (rack_decomposition.h), whose bound
+  // reaches the optimum on most elastic solves where the LP stays about 1% above: where the master's solution rounds
+  // to a packing that meets it, the solve is settled; otherwise that packing is offered, the nodes are bounded at the
+  // decomposition's prices too (RackTable), and the search stops as soon as a packing meets the bound. The solves
+  // without a winner run it unless the PF solve found it not worth it: it neither settled that solve nor lay at least
+  // kRacksWorth of the LP's bound below it (on the gang apps it mostly equals the LP's, and each run costs
+  // milliseconds; docs/performance.md, "Racks as blocks").
+  void try_racks() {
+    constexpr double kRacksWorth = 0.002;
+    if (lp_->racks_state < 0) return;
+    const RackBound result = lp_->racks.solve(problem_, excluded_, deadline_, &best_choice_);
+    if (!result.available) {
+      lp_->racks_state = -1;
+      return;
+    }
+    if (!result.choice.empty()) offer_incumbent(result.choice);
+    racks_bound_ = result.bound;
+    if (!result.proven && !result.prices.empty()) {
+      std::vector<int> order;
+      for (const Bidder& bidder : bidders_) order.push_back(bidder.index);
+      rack_table_ = std::make_unique<RackTable>(problem_, excluded_, order, result.prices);
+    }
+    if (excluded_ < 0 || lp_->racks_state == 0)
+      lp_->racks_state = result.proven || (std::isfinite(lp_root_) && lp_root_ - result.bound >= kRacksWorth * lp_root_) ? 1 : -1;
+    if (best_value_ >= racks_bound_ - kImprovementTolerance) settle();
+  }
+
   // Searches the subtree of this node and returns an upper bound on what bidders [depth, end) can add
   // to `value` (+inf when a limit stopped it), which is recorded for the subproblem.
   double dfs(std::size_t depth, double value) {
@@ -418,6 +461,7 @@ class Search {
         for (std::size_t k = 0; k < bidders_.size(); ++k)
           if (path_[k] >= 0)
             best_choice_[static_cast<std::size_t>(bidders_[k].index)] = bidders_[k].rows[static_cast<std::size_t>(path_[k])].source;
+        if (best_value_ >= racks_bound_ - kImprovementTolerance) settle();
       }
       return 0;
     }
@@ -431,13 +475,22 @@ class Search {
     double known = bounds_->find(depth, SubproblemBounds::kFull, key);
     if (without_excluded) known = std::min(known, bounds_->find(depth, tag, key));
     if (known <= target + kImprovementTolerance) return known;
+    // The rack decomposition's bound at its fixed prices, where a hard solve computed it.
+    double racks_node = std::numeric_limits<double>::infinity();
+    if (rack_table_ != nullptr) {
+      racks_node = rack_table_->bound(depth, usable_);
+      if (racks_node <= target + kImprovementTolerance) {
+        bounds_->record(depth, tag, key, racks_node);
+        return racks_node;
+      }
+    }
 
     std::vector<double>& lambda = lambda_stack_[depth + 1];
     lambda = lambda_stack_[depth];
     collect_fitting(depth);
     double b = bound(depth, lambda, &pick_);
     if (b > target + kImprovementTolerance && node_steps_ > 0) b = optimise(depth, lambda, node_steps_, target, b);
-    b = std::min(b, known);
+    b = std::min({b, known, racks_node});
     // A solve that reaches lp_from_nodes_ nodes is a hard one: its root gets the LP bound (for the bound it reports),
     // and where that is much tighter than the subgradient steps' its nodes the Lagrangian bound does not cut get
     // the LP's too. Between the steps' prices inherited from the parent and the LP's duals, the LP bound follows
@@ -451,6 +504,8 @@ class Search {
       lp_root_ = lp_root_bound();
       lp_nodes_ = std::isinf(lp_worth_) ? lp_worth_ < 0
                                         : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);
+      if (racks_) try_racks();
+      if (aborted_) return kStopped;
     }
     // The nearest ancestor's LP prices often still cut a node, without an LP solve of its own.
     const int ancestor = lp_ancestor_[depth];
@@ -599,6 +654,10 @@ class Search {
   std::int64_t nodes_ = 0;
   int node_steps_ = 0;
   bool aborted_ = false;
+  bool settled_ = false;                   // stopped because the best packing met a proven bound
+  bool racks_ = false;                     // ShapeSolver's racks
+  double racks_bound_ = std::numeric_limits<double>::infinity();
+  std::unique_ptr<RackTable> rack_table_;  // the decomposition's bound at the nodes, at its prices
   LpState* lp_ = nullptr;                  // in the shared memory, or own_memory_'s
   std::int64_t lp_from_nodes_ = 0;         // 0: no LP bounds
   bool lp_started_ = false;
@@ -636,7 +695,7 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
   search.set_root_steps_bound(root_bound);
-  const bool complete = search.run(std::move(lambda), node_steps_, lp_from_nodes_, lp_worth_);
+  const bool complete = search.run(std::move(lambda), node_steps_, lp_from_nodes_, lp_worth_, racks_);
 
   PackingSolution solution;
   solution.choice = search.best_choice();
@@ -644,7 +703,8 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   // value whichever order found it, so c_i, the exp of a difference of values, does not move with the order.
   solution.value = packing_value(problem, solution.choice);
   solution.proven_optimal = complete;
-  solution.bound = complete ? solution.value : std::max(solution.value, std::min(root_bound, search.lp_root()));
+  solution.bound =
+      complete ? solution.value : std::max(solution.value, std::min({root_bound, search.lp_root(), search.racks_bound()}));
   solution.nodes = search.nodes();
   return solution;
 }

@@ -24,6 +24,12 @@
 // under them) and their descendants (the nearest ancestor's duals are tried before a new LP solve, and stand for
 // the node's own where the path since that ancestor took only what its LP solution took whole).
 //
+// At the same turn a hard solve bounds its problem by racks (rack_decomposition.h: the LP with every integrality inside
+// a rack, by column generation). Where the master's solution rounds to a packing that meets that bound, the solve is
+// settled at once; otherwise the rounded packing is a start, the search stops as soon as a packing meets the bound,
+// and every node is also bounded by it at the decomposition's prices (RackTable). The solves without a winner do the
+// same from their first node, starting from the PF solve's patterns, where it was worth it in the PF solve.
+//
 // Subproblems are remembered across the N+1 solves (their bounds, keyed by the next bidder's position and the
 // residual capacities). Items that every bidder still to choose treats alike (swapping them maps each bidder's rows
 // onto its own rows of the same gain) give their residuals in one order in the key, so states that differ only by
@@ -49,9 +55,10 @@ class ShapeSolver final : public WinnerSolver {
   // nodes prove what the steps do not; on the elastic apps at 20 bidders it closes little, and LP nodes
   // only slow the search.
   static constexpr double kDefaultLpWorth = 0.1;
+  // `racks`: hard solves also bound their problem by racks (rack_decomposition.h).
   explicit ShapeSolver(int node_steps = kDefaultNodeSteps, std::int64_t lp_from_nodes = kDefaultLpFromNodes,
-                       double lp_worth = kDefaultLpWorth)
-      : node_steps_(node_steps), lp_from_nodes_(lp_from_nodes), lp_worth_(lp_worth) {}
+                       double lp_worth = kDefaultLpWorth, bool racks = true)
+      : node_steps_(node_steps), lp_from_nodes_(lp_from_nodes), lp_worth_(lp_worth), racks_(racks) {}
   std::string_view name() const override { return "shape"; }
   bool reentrant() const override { return true; }
   PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits& limits,
@@ -61,6 +68,7 @@ class ShapeSolver final : public WinnerSolver {
   int node_steps_;
   std::int64_t lp_from_nodes_;
   double lp_worth_;
+  bool racks_;
 };
 
 }  // namespace themis::arbiter

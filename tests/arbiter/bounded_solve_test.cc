@@ -81,7 +81,7 @@ TEST(BoundedSolve, LpSearchNodeLimitIsDeterministic) {
 // bnb) bound it lower still: the Lagrangian bound at the PF solve's prices without b's term is a bound on
 // W*_{-b} too, above its value 3 (so the gap stays above 0).
 TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
-  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}, {}};
   for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     SCOPED_TRACE(std::string(to_string(kind)));
     auto solver = make_winner_solver(kind);
@@ -115,7 +115,7 @@ class StoppedWinnerSolver final : public WinnerSolver {
 };
 
 TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
-  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}};
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}, {}};
   StoppedWinnerSolver solver;
   const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{});
   EXPECT_EQ(pa.solves, 3);

@@ -161,9 +161,16 @@ TEST(ShapeBruteForce, ShapeSolverMatchesExhaustiveSearch) {
 }
 
 // LP bounds from the first node on, at every node the Lagrangian bound does not cut (the default turns to them
-// only in solves of 5,000 nodes and more, which instances this small never reach).
+// only in solves of 5,000 nodes and more, which instances this small never reach), and with them the rack
+// decomposition: its packing where it settles a solve, its bound at the nodes otherwise.
 TEST(ShapeBruteForce, ShapeSolverWithLpBoundsMatchesExhaustiveSearch) {
   ShapeSolver solver(ShapeSolver::kDefaultNodeSteps, 1, -std::numeric_limits<double>::infinity());
+  check_shapes(solver);
+}
+
+// The same without the rack decomposition.
+TEST(ShapeBruteForce, ShapeSolverWithLpBoundsAndNoRacksMatchesExhaustiveSearch) {
+  ShapeSolver solver(ShapeSolver::kDefaultNodeSteps, 1, -std::numeric_limits<double>::infinity(), false);
   check_shapes(solver);
 }
 
@@ -186,7 +193,7 @@ TEST(ShapeBruteForce, ShapeOptimumEqualsBestPackingOfRealizations) {
     const Offer offer = random_offer(rng, instance, 6);
     const std::vector<Bid> bids = random_shape_bids(rng, offer, 3, 3);
     const ShapeProblem shaped = make_shape_problem(cluster, offer, bids, 64);
-    PackingProblem expanded{static_cast<int>(offer.gpus.size()), {}, {}};
+    PackingProblem expanded{static_cast<int>(offer.gpus.size()), {}, {}, {}};
     for (std::size_t b = 0; b < bids.size(); ++b) {
       PackingBidder bidder{bids[b].app, {}};
       for (std::size_t r = 0; r < shaped.packing.bidders[b].rows.size(); ++r) {

@@ -206,7 +206,7 @@ TEST(SolverBruteForce, ShapeMatchesExhaustiveSearch) {
 }
 
 TEST(SolverBruteForce, LoneBidderPaysNothing) {
-  PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}, {}};
+  PackingProblem p{4, {{7, {{0, 0.5, {0, 1}}, {1, 0.9, {0, 1, 2, 3}}}}}, {}, {}};
   for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
     auto solver = make_winner_solver(kind);
     const auto pa = partial_allocation(p, *solver, AuctionLimits{});

@@ -1,0 +1,462 @@
+#include "policy/arbiter/rack_decomposition.h"
+
+#include <ClpSimplex.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "policy/arbiter/winner_solver.h"
+
+namespace themis::arbiter {
+
+namespace {
+
+constexpr int kBitsPerItem = 7;
+constexpr std::uint64_t kItemMask = (std::uint64_t{1} << kBitsPerItem) - 1;
+// A pattern enters the master when its reduced gain exceeds this.
+constexpr double kEnterTolerance = 1e-9;
+
+// Which rack each row belongs to (-1: it links racks, or uses no rack's item) and the items of each rack that its
+// rows use, in item order.
+struct Layout {
+  bool ok = false;
+  int racks = 0;
+  std::vector<std::vector<int>> row_rack;      // per bidder, per row
+  std::vector<std::vector<int>> rack_items;    // per rack
+  std::vector<int> slot;                       // per item: its place in its rack's state, -1 none
+};
+
+Layout make_layout(const PackingProblem& problem) {
+  Layout out;
+  if (problem.item_rack.size() != static_cast<std::size_t>(problem.item_count)) return out;
+  for (int r : problem.item_rack) out.racks = std::max(out.racks, r + 1);
+  if (out.racks == 0) return out;
+  std::vector<std::vector<char>> used(static_cast<std::size_t>(out.racks),
+                                      std::vector<char>(static_cast<std::size_t>(problem.item_count), 0));
+  out.row_rack.resize(problem.bidders.size());
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+    for (const PackingRow& row : problem.bidders[b].rows) {
+      int rack = -1;
+      bool linking = false;
+      for (int item : row.items) {
+        const int r = problem.item_rack[static_cast<std::size_t>(item)];
+        if (r < 0) continue;
+        if (rack >= 0 && r != rack) linking = true;
+        rack = r;
+      }
+      if (linking) rack = -1;
+      out.row_rack[b].push_back(rack);
+      if (rack >= 0)
+        for (int item : row.items)
+          if (problem.item_rack[static_cast<std::size_t>(item)] == rack) used[static_cast<std::size_t>(rack)][static_cast<std::size_t>(item)] = 1;
+    }
+  }
+  out.rack_items.resize(static_cast<std::size_t>(out.racks));
+  out.slot.assign(static_cast<std::size_t>(problem.item_count), -1);
+  for (int k = 0; k < out.racks; ++k) {
+    auto& items = out.rack_items[static_cast<std::size_t>(k)];
+    for (int i = 0; i < problem.item_count; ++i)
+      if (used[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)] != 0) {
+        if (problem.capacity(i) > RackDecomposition::kMaxCapacity) return out;
+        out.slot[static_cast<std::size_t>(i)] = static_cast<int>(items.size());
+        items.push_back(i);
+      }
+    if (items.size() > static_cast<std::size_t>(RackDecomposition::kMaxItemsPerRack)) return out;
+  }
+  out.ok = true;
+  return out;
+}
+
+// The best pattern of one rack under reduced gains: one row per bidder, every item of the rack within its
+// capacity. Exact: a dynamic program over the rack's bidders, one state per set of units used.
+class RackPricing {
+ public:
+  RackPricing(const PackingProblem& problem, const Layout& layout, int rack, int excluded) {
+    for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+      if (static_cast<int>(b) == excluded) continue;
+      std::vector<Move> moves;
+      const auto& rows = problem.bidders[b].rows;
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (layout.row_rack[b][r] != rack || !(rows[r].gain > 0)) continue;
+        Move move{static_cast<int>(r), {}};
+        for (const ItemLoad& load : item_loads(rows[r])) {
+          const int slot = layout.slot[static_cast<std::size_t>(load.item)];
+          if (problem.item_rack[static_cast<std::size_t>(load.item)] == rack)
+            move.loads.push_back({slot * kBitsPerItem, load.units, problem.capacity(load.item)});
+        }
+        moves.push_back(std::move(move));
+      }
+      if (!moves.empty()) bidders_.push_back({static_cast<int>(b), std::move(moves)});
+    }
+  }
+
+  // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0.
+  double best(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows) {
+    // Only bidders with a row of positive reduced gain can add to a pattern.
+    active_.clear();
+    for (std::size_t k = 0; k < bidders_.size(); ++k) {
+      const auto& gains = reduced[static_cast<std::size_t>(bidders_[k].index)];
+      if (std::any_of(bidders_[k].moves.begin(), bidders_[k].moves.end(),
+                      [&](const Move& m) { return gains[static_cast<std::size_t>(m.row)] > kEnterTolerance; }))
+        active_.push_back(k);
+    }
+    if (layers_.size() < active_.size() + 1) layers_.resize(active_.size() + 1);
+    // What the bidders from each place on can still add at most (each its best reduced gain): a state that cannot
+    // reach the best value seen with it is dropped, which keeps the layers small once few gains are positive.
+    most_after_.assign(active_.size() + 1, 0.0);
+    for (std::size_t k = active_.size(); k-- > 0;) {
+      double most = 0;
+      const auto& gains = reduced[static_cast<std::size_t>(bidders_[active_[k]].index)];
+      for (const Move& m : bidders_[active_[k]].moves) most = std::max(most, gains[static_cast<std::size_t>(m.row)]);
+      most_after_[k] = most_after_[k + 1] + most;
+    }
+    double seen = 0;
+    layers_[0].clear();
+    layers_[0].push_back({0, 0.0, 0, -1});
+    for (std::size_t k = 0; k < active_.size(); ++k) {
+      const Bidder& bidder = bidders_[active_[k]];
+      const auto& gains = reduced[static_cast<std::size_t>(bidder.index)];
+      const std::vector<State>& from = layers_[k];
+      std::vector<State>& to = layers_[k + 1];
+      to.clear();
+      start_table(from.size() * (bidder.moves.size() + 1));
+      for (std::size_t f = 0; f < from.size(); ++f) {
+        const State& state = from[f];
+        if (state.value + most_after_[k] < seen) continue;
+        if (state.value + most_after_[k + 1] >= seen) keep(to, {state.used, state.value, static_cast<std::uint32_t>(f), -1});
+        for (std::size_t m = 0; m < bidder.moves.size(); ++m) {
+          const Move& move = bidder.moves[m];
+          const double gain = gains[static_cast<std::size_t>(move.row)];
+          if (!(gain > kEnterTolerance)) continue;
+          std::uint64_t used = state.used;
+          bool fits = true;
+          for (const Load& load : move.loads) {
+            const auto units = static_cast<int>((used >> load.shift) & kItemMask) + load.units;
+            if (units > load.capacity) {
+              fits = false;
+              break;
+            }
+            used += static_cast<std::uint64_t>(load.units) << load.shift;
+          }
+          const double value = state.value + gain;
+          if (!fits || value + most_after_[k + 1] < seen) continue;
+          seen = std::max(seen, value);
+          keep(to, {used, value, static_cast<std::uint32_t>(f), static_cast<int>(m)});
+        }
+      }
+    }
+    const std::vector<State>& last = layers_[active_.size()];
+    std::size_t at = 0;
+    for (std::size_t i = 1; i < last.size(); ++i)
+      if (last[i].value > last[at].value) at = i;
+    const double best_value = last[at].value;
+    if (!(best_value > 0)) return 0;
+    if (rows != nullptr) {
+      rows->clear();
+      for (std::size_t k = active_.size(); k > 0; --k) {
+        const State& state = layers_[k][at];
+        const Bidder& bidder = bidders_[active_[k - 1]];
+        if (state.move >= 0) rows->push_back({bidder.index, bidder.moves[static_cast<std::size_t>(state.move)].row});
+        at = state.previous;
+      }
+      std::reverse(rows->begin(), rows->end());
+    }
+    return best_value;
+  }
+
+ private:
+  struct Load {
+    int shift, units, capacity;
+  };
+  struct Move {
+    int row;
+    std::vector<Load> loads;
+  };
+  struct Bidder {
+    int index;
+    std::vector<Move> moves;
+  };
+  // A set of units used, the best value reaching it, and how: its state in the layer before and the move taken.
+  struct State {
+    std::uint64_t used;
+    double value;
+    std::uint32_t previous;
+    int move;  // -1: the bidder took nothing
+  };
+  // An open-addressing table from `used` to a state's place in the layer being built, at most half full.
+  void start_table(std::size_t most) {
+    std::size_t size = 16;
+    while (size < 2 * most) size *= 2;
+    table_.assign(size, kEmpty);
+  }
+  void keep(std::vector<State>& layer, const State& state) {
+    const std::size_t mask = table_.size() - 1;
+    std::size_t h = static_cast<std::size_t>((state.used * 0x9E3779B97F4A7C15ULL) >> 20) & mask;
+    while (table_[h] != kEmpty && layer[table_[h]].used != state.used) h = (h + 1) & mask;
+    if (table_[h] == kEmpty) {
+      table_[h] = static_cast<std::uint32_t>(layer.size());
+      layer.push_back(state);
+    } else if (layer[table_[h]].value < state.value) {
+      layer[table_[h]] = state;
+    }
+  }
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+
+  std::vector<Bidder> bidders_;
+  std::vector<std::size_t> active_;
+  std::vector<double> most_after_;
+  std::vector<std::vector<State>> layers_;
+  std::vector<std::uint32_t> table_;
+};
+
+}  // namespace
+
+bool RackDecomposition::applies(const PackingProblem& problem) { return make_layout(problem).ok; }
+
+RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, const Deadline& deadline,
+                                   const PackingChoice* start, int max_iterations) {
+  RackBound out;
+  const Layout layout = make_layout(problem);
+  if (!layout.ok) return out;
+  if (problem_ != &problem) {
+    patterns_.clear();
+    problem_ = &problem;
+  }
+  out.available = true;
+  const int bidders = static_cast<int>(problem.bidders.size());
+  const int items = problem.item_count;
+  const int racks = layout.racks;
+  // Master rows: bidders [0, B), items [B, B + I), racks [B + I, B + I + K). Columns: the linking rows, then the
+  // patterns.
+  struct Column {
+    int rack = -1;  // -1: a linking row
+    std::vector<std::pair<int, int>> rows;
+  };
+  std::vector<Column> columns;
+  ClpSimplex lp;
+  lp.setLogLevel(0);
+  {
+    const int constraints = bidders + items + racks;
+    std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
+    std::vector<double> row_upper(static_cast<std::size_t>(constraints), 1.0);
+    for (int i = 0; i < items; ++i) row_upper[static_cast<std::size_t>(bidders + i)] = problem.capacity(i);
+    const CoinPackedMatrix empty(true, constraints, 0, 0, nullptr, nullptr, nullptr, nullptr);
+    lp.loadProblem(empty, nullptr, nullptr, nullptr, row_lower.data(), row_upper.data());
+    lp.setOptimizationDirection(-1);  // maximise
+    lp.scaling(0);
+  }
+  auto add_column = [&](Column column) {
+    std::map<int, double> coefficients;
+    double gain = 0;
+    for (const auto& [b, r] : column.rows) {
+      const PackingRow& row = problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)];
+      coefficients[b] += 1;
+      for (int item : row.items) coefficients[bidders + item] += 1;
+      gain += row.gain;
+    }
+    if (column.rack >= 0) coefficients[bidders + items + column.rack] = 1;
+    std::vector<int> indices;
+    std::vector<double> elements;
+    for (const auto& [index, element] : coefficients) {
+      indices.push_back(index);
+      elements.push_back(element);
+    }
+    const CoinBigIndex starts[2] = {0, static_cast<CoinBigIndex>(indices.size())};
+    const double lower = 0, upper = 1;
+    lp.addColumns(1, &lower, &upper, &gain, starts, indices.data(), elements.data());
+    columns.push_back(std::move(column));
+  };
+  for (int b = 0; b < bidders; ++b) {
+    if (b == excluded) continue;
+    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      if (layout.row_rack[static_cast<std::size_t>(b)][r] < 0 && rows[r].gain > 0) add_column({-1, {{b, static_cast<int>(r)}}});
+  }
+  for (const RackPattern& pattern : patterns_) {
+    Column column{pattern.rack, {}};
+    bool valid = true;
+    for (const auto& [b, r] : pattern.rows) {
+      valid = valid && b >= 0 && b < bidders && r >= 0 && r < static_cast<int>(problem.bidders[static_cast<std::size_t>(b)].rows.size());
+      if (b != excluded) column.rows.push_back({b, r});
+    }
+    if (!valid) continue;
+    if (!column.rows.empty()) add_column(std::move(column));
+  }
+
+  if (start != nullptr && start->size() == problem.bidders.size()) {  // the start's rows of each rack, as a pattern
+    std::vector<Column> own(static_cast<std::size_t>(racks));
+    for (int b = 0; b < bidders; ++b) {
+      const int r = (*start)[static_cast<std::size_t>(b)];
+      if (b == excluded || r < 0 || r >= static_cast<int>(layout.row_rack[static_cast<std::size_t>(b)].size())) continue;
+      const int rack = layout.row_rack[static_cast<std::size_t>(b)][static_cast<std::size_t>(r)];
+      if (rack >= 0) own[static_cast<std::size_t>(rack)].rows.push_back({b, r});
+    }
+    for (int k = 0; k < racks; ++k) {
+      Column& column = own[static_cast<std::size_t>(k)];
+      if (column.rows.empty()) continue;
+      column.rack = k;
+      patterns_.push_back({k, column.rows});
+      add_column(std::move(column));
+    }
+  }
+  std::vector<RackPricing> pricing;
+  for (int k = 0; k < racks; ++k) pricing.emplace_back(problem, layout, k, excluded);
+  std::vector<std::vector<double>> reduced(problem.bidders.size());
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b) reduced[b].resize(problem.bidders[b].rows.size());
+  std::vector<double> prices(static_cast<std::size_t>(bidders + items + racks));
+  std::vector<std::pair<int, int>> rows;
+  for (int iteration = 0; iteration < max_iterations; ++iteration) {
+    lp.setMaximumWallSeconds(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : -1);
+    lp.primal();
+    ++out.iterations;
+    if (!lp.isProvenOptimal()) break;
+    const double* dual = lp.dualRowSolution();
+    for (std::size_t k = 0; k < prices.size(); ++k) prices[k] = std::max(0.0, dual[k]);
+    // The bound at these prices, and the reduced gains the racks' programs price.
+    double bound = 0;
+    for (int b = 0; b < bidders; ++b)
+      if (b != excluded) bound += prices[static_cast<std::size_t>(b)];
+    for (int i = 0; i < items; ++i) bound += prices[static_cast<std::size_t>(bidders + i)] * problem.capacity(i);
+    for (int b = 0; b < bidders; ++b) {
+      if (b == excluded) continue;
+      const auto& bidder_rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+      for (std::size_t r = 0; r < bidder_rows.size(); ++r) {
+        double gain = bidder_rows[r].gain - prices[static_cast<std::size_t>(b)];
+        for (int item : bidder_rows[r].items) gain -= prices[static_cast<std::size_t>(bidders + item)];
+        reduced[static_cast<std::size_t>(b)][r] = gain;
+        if (layout.row_rack[static_cast<std::size_t>(b)][r] < 0 && bidder_rows[r].gain > 0) bound += std::max(0.0, gain);
+      }
+    }
+    int added = 0;
+    bool priced = true;  // every rack priced: the bound at these prices is complete
+    for (int k = 0; k < racks; ++k) {
+      if (deadline.passed()) {
+        priced = false;
+        break;
+      }
+      const double best = pricing[static_cast<std::size_t>(k)].best(reduced, &rows);
+      bound += best;
+      if (best > prices[static_cast<std::size_t>(bidders + items + k)] + kEnterTolerance) {
+        patterns_.push_back({k, rows});
+        add_column({k, rows});
+        ++added;
+      }
+    }
+    if (priced && bound < out.bound) {
+      out.bound = bound;
+      out.prices.assign(prices.begin(), prices.begin() + bidders + items);
+    }
+    if (added == 0 || !priced || deadline.passed()) break;
+  }
+  if (!lp.isProvenOptimal()) return out;
+  // The master's solution rounded to a packing: its columns by value, largest first, each taking the rows whose
+  // bidders are still free and that still fit. Where the solution is integral this is that solution, and its value
+  // meets the bound.
+  const double* x = lp.primalColumnSolution();
+  std::vector<std::size_t> by_value;
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (x[c] > 1e-6) by_value.push_back(c);
+  std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t a, std::size_t b) { return x[a] > x[b]; });
+  PackingChoice choice(problem.bidders.size(), -1);
+  std::vector<int> left(static_cast<std::size_t>(items));
+  for (int i = 0; i < items; ++i) left[static_cast<std::size_t>(i)] = problem.capacity(i);
+  for (std::size_t c : by_value)
+    for (const auto& [b, r] : columns[c].rows) {
+      if (choice[static_cast<std::size_t>(b)] >= 0) continue;
+      const PackingRow& row = problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)];
+      bool fits = true;
+      for (int item : row.items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
+      if (fits) {
+        choice[static_cast<std::size_t>(b)] = r;
+      } else {
+        for (int item : row.items) ++left[static_cast<std::size_t>(item)];
+      }
+    }
+  if (!packing_feasible(problem, choice, excluded)) return out;
+  out.proven = packing_value(problem, choice) >= out.bound - kImprovementTolerance;
+  out.choice = std::move(choice);
+  return out;
+}
+
+RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vector<int>& order,
+                     const std::vector<double>& prices) {
+  const Layout layout = make_layout(problem);
+  const auto bidders = problem.bidders.size();
+  if (!layout.ok || prices.size() != bidders + static_cast<std::size_t>(problem.item_count)) return;
+  racks_ = layout.racks;
+  item_prices_.assign(prices.begin() + static_cast<std::ptrdiff_t>(bidders), prices.end());
+  rack_items_ = layout.rack_items;
+  positions_.resize(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const int b = order[p];
+    Position& position = positions_[p];
+    position.moves.resize(static_cast<std::size_t>(racks_));
+    if (b == excluded) continue;
+    position.bidder_price = prices[static_cast<std::size_t>(b)];
+    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      double reduced = rows[r].gain - prices[static_cast<std::size_t>(b)];
+      for (int item : rows[r].items) reduced -= item_prices_[static_cast<std::size_t>(item)];
+      if (!(rows[r].gain > 0) || !(reduced > 0)) continue;
+      const int rack = layout.row_rack[static_cast<std::size_t>(b)][r];
+      Move move{reduced, {}};
+      for (const ItemLoad& load : item_loads(rows[r]))
+        if (rack < 0 || problem.item_rack[static_cast<std::size_t>(load.item)] == rack)
+          move.loads.push_back({rack < 0 ? load.item : layout.slot[static_cast<std::size_t>(load.item)] * kBitsPerItem, load.units});
+      (rack < 0 ? position.linking : position.moves[static_cast<std::size_t>(rack)]).push_back(std::move(move));
+    }
+  }
+  memo_.resize(positions_.size() * static_cast<std::size_t>(racks_));
+  usable_ = true;
+}
+
+double RackTable::bound(std::size_t position, const std::vector<int>& residual) {
+  if (!usable_) return std::numeric_limits<double>::infinity();
+  double total = 0;
+  for (std::size_t i = 0; i < item_prices_.size(); ++i) total += item_prices_[i] * residual[i];
+  for (std::size_t p = position; p < positions_.size(); ++p) {
+    total += positions_[p].bidder_price;
+    for (const Move& move : positions_[p].linking) {
+      const bool fits = std::all_of(move.loads.begin(), move.loads.end(), [&](const Load& load) {
+        return load.units <= residual[static_cast<std::size_t>(load.at)];
+      });
+      if (fits) total += move.reduced;
+    }
+  }
+  for (int k = 0; k < racks_; ++k) {
+    std::uint64_t left = 0;
+    const auto& items = rack_items_[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < items.size(); ++i)
+      left |= static_cast<std::uint64_t>(std::clamp(residual[static_cast<std::size_t>(items[i])], 0, RackDecomposition::kMaxCapacity))
+              << (kBitsPerItem * i);
+    total += best(position, k, left);
+    if (!usable_) return std::numeric_limits<double>::infinity();
+  }
+  return total;
+}
+
+double RackTable::best(std::size_t position, int rack, std::uint64_t left) {
+  if (position >= positions_.size() || left == 0) return 0;
+  Memo& memo = memo_[position * static_cast<std::size_t>(racks_) + static_cast<std::size_t>(rack)];
+  if (const auto it = memo.find(left); it != memo.end()) return it->second;
+  double value = best(position + 1, rack, left);
+  for (const Move& move : positions_[position].moves[static_cast<std::size_t>(rack)]) {
+    std::uint64_t after = left;
+    bool fits = true;
+    for (const Load& load : move.loads) {
+      const auto units = static_cast<int>((after >> load.at) & kItemMask);
+      if (units < load.units) {
+        fits = false;
+        break;
+      }
+      after -= static_cast<std::uint64_t>(load.units) << load.at;
+    }
+    if (fits) value = std::max(value, move.reduced + best(position + 1, rack, after));
+  }
+  if (++entries_ > kMaxEntries) usable_ = false;  // a table this large costs more than it saves
+  memo.emplace(left, value);
+  return value;
+}
+
+}  // namespace themis::arbiter

@@ -1,0 +1,109 @@
+#pragma once
+// The shape problem decomposed by rack (Dantzig-Wolfe), for a bound that sees what the LP does not.
+//
+// A row whose items all lie in one rack (its machines, slots and GPUs, and the rack itself; items above the racks,
+// such as the whole offer, may be used too) is that rack's; any other row links racks. Relaxing "each bidder at most
+// one row" and the capacities with prices leaves, per rack, the packing of that rack's rows with one row per bidder
+// and every item of the rack within its capacity: a small problem, solved exactly by dynamic programming over the
+// rack's bidders, its state the units used of each of the rack's items. The master LP chooses at most one such
+// packing (a pattern) per rack and any linking rows, each bidder at most one row, every item within its capacity;
+// patterns enter it by column generation, priced by those dynamic programs at the master's duals.
+//
+// The bound at any prices π ≥ 0 is Σ_bidders π_b + Σ_items π_i·capacity_i + Σ_racks (the rack's best pattern
+// under the reduced gains) + Σ_linking rows max(0, reduced gain): computed here from the duals (clamped at 0), so
+// the LP's tolerances never make it invalid, and it is at least the LP's. It is the LP bound with every integrality
+// inside a rack: machines that a gang fills or not, a bidder's choice between its rows in one rack. On elastic
+// bids it reaches the optimum on most solves, where the LP and the Lagrangian steps stay about 1% above it
+// (docs/performance.md, "Racks as blocks"). The master's solution rounds to a packing (its columns largest first,
+// each taking its rows whose bidders are free and that still fit); where that packing meets the bound, as it does
+// where the master is integral, the solve is settled without a search.
+//
+// Patterns are kept across the solves of one problem (the N+1 solves start from the PF solve's; a pattern holding
+// the excluded bidder's row enters without that row).
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/packing_problem.h"
+
+namespace themis::arbiter {
+
+// Rows of one rack that a packing may take together: (bidder, row) into PackingProblem::bidders.
+struct RackPattern {
+  int rack = 0;
+  std::vector<std::pair<int, int>> rows;
+};
+
+struct RackBound {
+  bool available = false;  // false: the problem has no racks (PackingProblem::item_rack), or a rack too large
+  double bound = std::numeric_limits<double>::infinity();  // on the optimum without the excluded bidder
+  PackingChoice choice;    // the master's solution rounded to a packing (empty where the master was not solved)
+  bool proven = false;     // `choice` is optimal: its value is within kImprovementTolerance of `bound`
+  int iterations = 0;      // master LP solves
+  std::vector<double> prices;  // the prices of `bound`: per bidder, then per item (empty where none was computed)
+};
+
+class RackDecomposition {
+ public:
+  // A rack's dynamic program keys its states by the units used of each of its items, 7 bits each in 64 bits.
+  static constexpr int kMaxItemsPerRack = 9;
+  static constexpr int kMaxCapacity = 127;
+  static constexpr int kDefaultMaxIterations = 100;
+
+  // Whether `problem` decomposes: items with racks, no rack with more items its rows draw from or more units than
+  // the state can hold.
+  static bool applies(const PackingProblem& problem);
+  // `start`: a packing (without the excluded bidder) whose rows of each rack enter the master as patterns.
+  RackBound solve(const PackingProblem& problem, int excluded, const Deadline& deadline,
+                  const PackingChoice* start = nullptr, int max_iterations = kDefaultMaxIterations);
+  const std::vector<RackPattern>& patterns() const { return patterns_; }
+
+ private:
+  std::vector<RackPattern> patterns_;
+  const PackingProblem* problem_ = nullptr;  // the problem patterns_ belong to
+};
+
+// The decomposition's bound at a node of a search over bidders in a fixed order: the bidders from a position on, on
+// residual capacities, at fixed prices (RackBound::prices): Σ their bidder prices + Σ_items price·residual + their
+// linking rows' positive reduced gains that fit + per rack, the best pattern of their rows within the rack's
+// residuals. Valid for any prices ≥ 0. Each rack's best pattern is remembered per position and residuals, so a
+// node's bound costs a lookup per rack once its subproblems were met.
+class RackTable {
+ public:
+  static constexpr std::size_t kMaxEntries = 1 << 21;
+  // `order`: the problem's bidders in the search's order (the excluded one takes nothing at its place).
+  RackTable(const PackingProblem& problem, int excluded, const std::vector<int>& order,
+            const std::vector<double>& prices);
+  // +inf where the problem has no racks, or the remembered patterns outgrew kMaxEntries.
+  double bound(std::size_t position, const std::vector<int>& residual);
+
+ private:
+  struct Load {
+    int at;  // a linking row's item; a rack row's bit offset in the rack's residuals
+    int units;
+  };
+  struct Move {
+    double reduced;
+    std::vector<Load> loads;
+  };
+  struct Position {
+    double bidder_price = 0;
+    std::vector<Move> linking;
+    std::vector<std::vector<Move>> moves;  // per rack
+  };
+  using Memo = std::unordered_map<std::uint64_t, double>;
+  double best(std::size_t position, int rack, std::uint64_t left);
+
+  bool usable_ = false;
+  int racks_ = 0;
+  std::vector<double> item_prices_;
+  std::vector<std::vector<int>> rack_items_;
+  std::vector<Position> positions_;
+  std::vector<Memo> memo_;  // per position and rack
+  std::size_t entries_ = 0;
+};
+
+}  // namespace themis::arbiter

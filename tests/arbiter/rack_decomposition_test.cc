@@ -1,0 +1,164 @@
+// The rack decomposition (rack_decomposition.h) against exhaustive search: its bound is never below the optimum,
+// with everybody and without each bidder, and from patterns carried over as from none; a packing it calls proven is
+// optimal; its table's bound at a node is never below the best completion of the bidders still to choose; it sees a
+// machine the LP splits; a problem without racks does not decompose. tests/arbiter/shape_brute_force_test.cc checks
+// the shape solver with it on (ShapeSolverWithLpBoundsMatchesExhaustiveSearch) and off.
+#include "policy/arbiter/rack_decomposition.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "brute_force.h"
+#include "core/rng.h"
+#include "policy/arbiter/shape_problem.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+const Deadline kNoDeadline(0);
+
+// A random shape problem on 16 GPUs (2 racks × 2 machines × 2 slots × 2): about three quarters of the GPUs offered,
+// up to 7 bidders of up to 4 rows of 1 to 4 GPUs, scopes from slot to anywhere (an exact row would make each of its
+// GPUs an item, and racks of more items than the decomposition takes).
+PackingProblem random_problem(Rng& rng) {
+  const Cluster cluster = testing::make_cluster(4, 2, 2, 2);
+  Offer offer{1, {}};
+  for (GpuIndex g = 0; g < 16; ++g)
+    if (rng.below(4) != 0) offer.gpus.push_back(g);
+  if (offer.gpus.empty()) offer.gpus.push_back(0);
+  std::vector<Bid> bids;
+  const int bidders = 2 + static_cast<int>(rng.below(6));
+  for (int b = 0; b < bidders; ++b) {
+    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
+    const int rows = 1 + static_cast<int>(rng.below(4));
+    for (int r = 0; r < rows; ++r) {
+      const int count = 1 + static_cast<int>(rng.below(std::min<std::uint64_t>(4, offer.gpus.size())));
+      bid.rows.push_back({testing::random_bundle(rng, offer.gpus, count), bid.rho_no_new * (0.1 + 0.9 * rng.uniform()),
+                          static_cast<ShapeScope>(1 + rng.below(4))});
+    }
+    bids.push_back(std::move(bid));
+  }
+  return make_shape_problem(cluster, offer, bids, 32).packing;
+}
+
+// The best that bidders [from, end) of `order` can add within `residual`, each one row or none (exhaustive).
+double best_completion(const PackingProblem& problem, int excluded, const std::vector<int>& order, std::size_t from,
+                       std::vector<int>& residual) {
+  if (from == order.size()) return 0;
+  double best = best_completion(problem, excluded, order, from + 1, residual);
+  const int b = order[from];
+  if (b == excluded) return best;
+  for (const PackingRow& row : problem.bidders[static_cast<std::size_t>(b)].rows) {
+    bool fits = true;
+    for (int item : row.items) fits = --residual[static_cast<std::size_t>(item)] >= 0 && fits;
+    if (fits) best = std::max(best, row.gain + best_completion(problem, excluded, order, from + 1, residual));
+    for (int item : row.items) ++residual[static_cast<std::size_t>(item)];
+  }
+  return best;
+}
+
+TEST(RackDecomposition, BoundsTheOptimumAndItsProvenPackingsAreOptimal) {
+  Rng rng(20261206);
+  int decomposed = 0, proven = 0, tight = 0;
+  for (int instance = 0; instance < 1000; ++instance) {
+    const PackingProblem problem = random_problem(rng);
+    if (!RackDecomposition::applies(problem)) continue;
+    ++decomposed;
+    RackDecomposition carried;  // patterns carried from each solve to the next, as in the N+1 solves
+    for (int excluded = -1; excluded < static_cast<int>(problem.bidders.size()); ++excluded) {
+      SCOPED_TRACE("instance " + std::to_string(instance) + " without " + std::to_string(excluded));
+      const double optimum = testing::brute_force(problem, excluded).value;
+      const RackBound got = carried.solve(problem, excluded, kNoDeadline);
+      const RackBound fresh = RackDecomposition().solve(problem, excluded, kNoDeadline);
+      ASSERT_TRUE(got.available);
+      EXPECT_GE(got.bound, optimum - 1e-9);
+      EXPECT_GE(fresh.bound, optimum - 1e-9);
+      // Column generation ends at the master's optimum, which does not depend on the columns it started from.
+      EXPECT_NEAR(got.bound, fresh.bound, 1e-7);
+      if (got.bound < optimum + 1e-9) ++tight;
+      if (!got.choice.empty()) {
+        EXPECT_TRUE(packing_feasible(problem, got.choice, excluded));
+        EXPECT_LE(packing_value(problem, got.choice), optimum + 1e-9);
+      }
+      if (got.proven) {
+        ++proven;
+        EXPECT_NEAR(packing_value(problem, got.choice), optimum, 1e-9);
+      }
+    }
+  }
+  EXPECT_GT(decomposed, 900);
+  EXPECT_GT(proven, 1000);
+  EXPECT_GT(tight, 1000);  // the bound is the optimum itself in most of these small problems
+}
+
+TEST(RackDecomposition, ItsTableBoundsTheBestCompletionAtEveryNode) {
+  Rng rng(7);
+  int nodes = 0;
+  for (int instance = 0; instance < 300; ++instance) {
+    const PackingProblem problem = random_problem(rng);
+    if (!RackDecomposition::applies(problem)) continue;
+    const int excluded = static_cast<int>(rng.below(problem.bidders.size() + 1)) - 1;
+    const RackBound root = RackDecomposition().solve(problem, excluded, kNoDeadline);
+    ASSERT_FALSE(root.prices.empty());
+    std::vector<int> order(problem.bidders.size());
+    for (std::size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int>(b);
+    std::reverse(order.begin(), order.end());
+    RackTable table(problem, excluded, order, root.prices);
+    std::vector<int> capacity(static_cast<std::size_t>(problem.item_count));
+    for (int i = 0; i < problem.item_count; ++i) capacity[static_cast<std::size_t>(i)] = problem.capacity(i);
+    // At the root, at the prices of the decomposition's bound, the table gives that bound.
+    EXPECT_NEAR(table.bound(0, capacity), root.bound, 1e-9);
+    // At nodes: the first bidders of the order take a random row that fits, or nothing.
+    for (int walk = 0; walk < 5; ++walk) {
+      std::vector<int> residual = capacity;
+      for (std::size_t position = 0; position <= order.size(); ++position) {
+        std::vector<int> left = residual;
+        const double best = best_completion(problem, excluded, order, position, left);
+        EXPECT_GE(table.bound(position, residual), best - 1e-9) << "instance " << instance << " position " << position;
+        ++nodes;
+        if (position == order.size() || order[position] == excluded) continue;
+        const auto& rows = problem.bidders[static_cast<std::size_t>(order[position])].rows;
+        const auto pick = static_cast<std::size_t>(rng.below(rows.size() + 1));
+        if (pick == rows.size()) continue;
+        std::vector<int> after = residual;
+        bool fits = true;
+        for (int item : rows[pick].items) fits = --after[static_cast<std::size_t>(item)] >= 0 && fits;
+        if (fits) residual = after;
+      }
+    }
+  }
+  EXPECT_GT(nodes, 5000);
+}
+
+// One rack, one machine of 6 GPUs, two bidders that each want 4 of them: the LP takes three quarters of each
+// (1.5), the decomposition knows only one fits (1.0) and settles the problem with that packing.
+TEST(RackDecomposition, SeesThatOnlyOneGangOfFourFitsSixGpus) {
+  PackingProblem problem;
+  problem.item_count = 1;
+  problem.item_capacity = {6};
+  problem.item_rack = {0};
+  problem.bidders = {{1, {{0, 1.0, {0, 0, 0, 0}}}}, {2, {{0, 1.0, {0, 0, 0, 0}}}}};
+  EXPECT_NEAR(lagrangian_bound(problem, -1, {0.25}), 1.5, 1e-12);  // the LP's bound (its dual price is 1/4)
+  const RackBound got = RackDecomposition().solve(problem, -1, kNoDeadline);
+  ASSERT_TRUE(got.available);
+  EXPECT_NEAR(got.bound, 1.0, 1e-9);
+  EXPECT_TRUE(got.proven);
+  EXPECT_NEAR(packing_value(problem, got.choice), 1.0, 1e-12);
+}
+
+TEST(RackDecomposition, AProblemWithoutRacksDoesNotDecompose) {
+  PackingProblem problem;
+  problem.item_count = 2;
+  problem.bidders = {{1, {{0, 1.0, {0, 1}}}}};
+  EXPECT_FALSE(RackDecomposition::applies(problem));
+  EXPECT_FALSE(RackDecomposition().solve(problem, -1, kNoDeadline).available);
+  RackTable table(problem, -1, {0}, {0.0, 0.0, 0.0});
+  EXPECT_EQ(table.bound(0, {1, 1}), std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+}  // namespace themis::arbiter
