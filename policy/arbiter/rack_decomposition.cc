@@ -91,7 +91,9 @@ class RackPricing {
     }
   }
 
-  // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0.
+  static constexpr double kTooLarge = -1;
+  // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0;
+  // kTooLarge where a layer of the program outgrew RackDecomposition::kMaxStates.
   double best(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows) {
     // Only bidders with a row of positive reduced gain can add to a pattern.
     active_.clear();
@@ -145,6 +147,7 @@ class RackPricing {
           keep(to, {used, value, static_cast<std::uint32_t>(f), static_cast<int>(m)});
         }
       }
+      if (to.size() > RackDecomposition::kMaxStates) return kTooLarge;
     }
     const std::vector<State>& last = layers_[active_.size()];
     std::size_t at = 0;
@@ -336,6 +339,7 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
         break;
       }
       const double best = pricing[static_cast<std::size_t>(k)].best(reduced, &rows);
+      if (best < 0) return RackBound{};  // kTooLarge: the problem does not decompose within bounds
       bound += best;
       if (best > prices[static_cast<std::size_t>(bidders + items + k)] + kEnterTolerance) {
         patterns_.push_back({k, rows});

@@ -39,6 +39,7 @@ struct RackPattern {
 
 struct RackBound {
   bool available = false;  // false: the problem has no racks (PackingProblem::item_rack), or a rack too large
+                           // (kMaxItemsPerRack, kMaxCapacity, kMaxStates)
   double bound = std::numeric_limits<double>::infinity();  // on the optimum without the excluded bidder
   PackingChoice choice;    // the master's solution rounded to a packing (empty where the master was not solved)
   bool proven = false;     // `choice` is optimal: its value is within kImprovementTolerance of `bound`
@@ -52,6 +53,10 @@ class RackDecomposition {
   static constexpr int kMaxItemsPerRack = 9;
   static constexpr int kMaxCapacity = 127;
   static constexpr int kDefaultMaxIterations = 100;
+  // A rack whose dynamic program holds more states than this after some bidder (the elastic (20, 64) auctions reach
+  // about 10,000) makes the problem not decompose: the solve goes on without it, whatever its time budget (the
+  // simulator's solves have none).
+  static constexpr std::size_t kMaxStates = std::size_t{1} << 17;
 
   // Whether `problem` decomposes: items with racks, no rack with more items its rows draw from or more units than
   // the state can hold.

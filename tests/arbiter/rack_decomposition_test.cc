@@ -1,8 +1,9 @@
 // The rack decomposition (rack_decomposition.h) against exhaustive search: its bound is never below the optimum,
 // with everybody and without each bidder, and from patterns carried over as from none; a packing it calls proven is
 // optimal; its table's bound at a node is never below the best completion of the bidders still to choose; it sees a
-// machine the LP splits; a problem without racks does not decompose. tests/arbiter/shape_brute_force_test.cc checks
-// the shape solver with it on (ShapeSolverWithLpBoundsMatchesExhaustiveSearch) and off.
+// machine the LP splits; a problem without racks, or with a rack too large for its program, does not decompose.
+// tests/arbiter/shape_brute_force_test.cc checks the shape solver with it on
+// (ShapeSolverWithLpBoundsMatchesExhaustiveSearch) and off.
 #include "policy/arbiter/rack_decomposition.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,23 @@ TEST(RackDecomposition, SeesThatOnlyOneGangOfFourFitsSixGpus) {
   EXPECT_NEAR(got.bound, 1.0, 1e-9);
   EXPECT_TRUE(got.proven);
   EXPECT_NEAR(packing_value(problem, got.choice), 1.0, 1e-12);
+}
+
+// One rack of nine items of 100 units and 40 bidders, each with a row of 1, 2 or 3 units of every item: the racks'
+// dynamic program would hold too many states, so the problem does not decompose (and the call ends at once).
+TEST(RackDecomposition, ARackWhoseProgramOutgrowsItsStatesDoesNotDecompose) {
+  PackingProblem problem;
+  problem.item_count = 9;
+  problem.item_capacity.assign(9, 100);
+  problem.item_rack.assign(9, 0);
+  for (int b = 0; b < 40; ++b) {
+    PackingBidder bidder{b + 1, {}};
+    for (int item = 0; item < 9; ++item)
+      bidder.rows.push_back({item, 1.0 + 0.01 * (b + item), std::vector<int>(static_cast<std::size_t>(1 + (b + item) % 3), item)});
+    problem.bidders.push_back(std::move(bidder));
+  }
+  ASSERT_TRUE(RackDecomposition::applies(problem));
+  EXPECT_FALSE(RackDecomposition().solve(problem, -1, kNoDeadline).available);
 }
 
 TEST(RackDecomposition, AProblemWithoutRacksDoesNotDecompose) {
