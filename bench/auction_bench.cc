@@ -10,7 +10,7 @@
 // best bundles. Each bidder has a demand in {1, 2, 4, 8, 16, 32} and ρ = (elapsed + work·S(locality)/
 // GPUs) / T_id with S = 1.0 / 1.1 / 1.3 for one machine / one rack / cross rack.
 //
-//   auction_bench [--budget SECONDS (0: none)] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
+//   auction_bench [--budget SECONDS (0: none)] [--instances N] [--first K] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8] [--apps elastic|gangs]
 //                 [--solvers bnb,cbc,shape,cbc-shape,bnb-lagrangian,dfs+cbc,dfs200000+cbc] [--threads N] [--symmetry] [--dump DIR]
 //                 [--restart-pf]
 //   auction_bench --recorded LOG[,LOG...] [--min-bidders N] [--instances N] [--budget SECONDS] [--solvers ...]
@@ -23,7 +23,8 @@
 // --apps: the generated bidders, elastic apps of one job (default; the instances above) or apps of rigid gangs
 // as themis-sim's and the launcher's apps are by default (make_gang_instance);
 // --budget: time budget of one auction in seconds (default 2; 0: none); --instances: per size (default 32 up to 64 GPUs,
-// else 16); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
+// else 16); --first: the generated instances start at index K (default 0), so that one instance is timed alone
+// (--first 25 --instances 1; a dump keeps the index in its name); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
 // first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
 // dfsN+NAME with N nodes and N states; shape and cbc-shape solve the shape problem of the same bids
 // (rows as shapes over their scope, core/bid.h),
@@ -89,6 +90,7 @@ std::string app_family = "elastic";
 // this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
 std::string dump_dir;
 int solve_threads = 1;  // --threads: AuctionLimits::threads
+int first_instance = 0;  // --first: the index of the first generated instance
 bool restart_pf = false;  // --restart-pf
 
 Cluster bench_cluster(int gpus) {
@@ -352,7 +354,7 @@ void dump_instance(const Size& size, int index, const Instance& instance, const 
                             {"proven", pa.proven_optimal}, {"gap", pa.gap}};
   }
   const std::string path = dump_dir + "/" + std::to_string(size.bidders) + "x" + std::to_string(size.gpus) + "-" +
-                           std::to_string(index) + ".json";
+                           std::to_string(first_instance + index) + ".json";
   std::ofstream file(path);
   if (!(file << out.dump() << "\n")) throw std::runtime_error("auction_bench: cannot write " + path);
 }
@@ -449,7 +451,7 @@ void run_instances(const std::string& columns, const Size& size, const std::vect
 
 void run_size(const Size& size, int instances, double budget, const std::vector<std::string>& solvers) {
   std::vector<Instance> problems;
-  for (int i = 0; i < instances; ++i) {
+  for (int i = first_instance; i < first_instance + instances; ++i) {
     const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i);
     problems.push_back(app_family == "gangs" ? make_gang_instance(size.bidders, size.gpus, seed)
                                              : make_bidder_instance(size.bidders, size.gpus, seed));
@@ -551,7 +553,7 @@ void symmetry_counts(const Size& size, int instances) {
 }
 
 constexpr std::string_view kUsage =
-    "usage: auction_bench [--budget SECONDS (2; 0: none)] [--instances N] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]\n"
+    "usage: auction_bench [--budget SECONDS (2; 0: none)] [--instances N] [--first K] [--sizes 20x64,50x256,200x1024] [--slot-gpus 2|4|8]\n"
     "                     [--apps elastic|gangs] [--solvers bnb,cbc,shape (any of: bnb, cbc, shape, cbc-shape,\n"
     "                     bnb-lagrangian, shape-lagrangian, shape-noracks, shape-root-prices, shape-stepsN, shape-lpN, dfs+NAME,\n"
     "                     dfsN+NAME)] [--threads N (1)] [--dump DIR] [--restart-pf] [--symmetry]\n"
@@ -579,7 +581,7 @@ int run(int argc, char** argv) {
       restart_pf = true;
       continue;
     }
-    constexpr std::string_view kValueFlags[] = {"--budget", "--instances", "--sizes", "--slot-gpus", "--apps",
+    constexpr std::string_view kValueFlags[] = {"--budget", "--instances", "--first", "--sizes", "--slot-gpus", "--apps",
                                                 "--recorded", "--min-bidders", "--threads", "--dump", "--solvers"};
     if (std::find(std::begin(kValueFlags), std::end(kValueFlags), flag) == std::end(kValueFlags))
       return bench::usage_for("auction_bench", flag, kUsage);
@@ -596,6 +598,8 @@ int run(int argc, char** argv) {
         throw std::invalid_argument("auction_bench: --budget must be a number of seconds (0: none), got '" + value + "'");
     } else if (flag == "--instances") {
       instances = bench::positive_int("auction_bench: --instances", value);
+    } else if (flag == "--first") {
+      first_instance = bench::non_negative_int("auction_bench: --first", value);
     } else if (flag == "--sizes") {
       sizes.clear();
       for (const std::string& part : bench::split_commas(value)) {

@@ -43,8 +43,8 @@ inline int positional_args(std::string_view tool, std::string_view usage, int ar
   return 2;
 }
 
-// A whole positive decimal number ("12"), else std::invalid_argument naming `what` and the text.
-inline int positive_int(std::string_view what, const std::string& text) {
+// A whole decimal number of at least `least` ("12"), else std::invalid_argument naming `what` and the text.
+inline int whole_number_at_least(std::string_view what, const std::string& text, int least) {
   std::size_t used = 0;
   int value = 0;
   try {
@@ -52,10 +52,12 @@ inline int positive_int(std::string_view what, const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || text.empty() || value < 1)
-    throw std::invalid_argument(std::string(what) + " must be a positive whole number, got '" + text + "'");
+  if (used != text.size() || text.empty() || value < least)
+    throw std::invalid_argument(std::string(what) + (least == 1 ? " must be a positive whole number" : " must be a whole number of at least " + std::to_string(least)) + ", got '" + text + "'");
   return value;
 }
+inline int positive_int(std::string_view what, const std::string& text) { return whole_number_at_least(what, text, 1); }
+inline int non_negative_int(std::string_view what, const std::string& text) { return whole_number_at_least(what, text, 0); }
 
 // "a,b,c" as its parts, empty ones kept (so that a stray comma meets the caller's check of each name).
 inline std::vector<std::string> split_commas(std::string_view text) {

@@ -28,5 +28,23 @@ for tool in "$@"; do
   grep -q "^$tool: unknown argument '--no-such-flag'" "$work/err" || fail "$tool --no-such-flag said: $(head -c 300 "$work/err")"
   [ -z "$(ls -A "$dir")" ] || fail "$tool --no-such-flag wrote $(ls -A "$dir")"
 done
+# auction_bench --first K: the generated instances from index K, each the same as in a run from 0 (its dump, the
+# solve's times aside, byte for byte, under its own index), and a --first that is not a whole number is refused.
+if [[ " $* " == *" auction_bench "* ]]; then
+  mkdir "$work/all" "$work/one"
+  common=(--apps gangs --sizes 20x64 --budget 0 --solvers shape)
+  "$bin/auction_bench" "${common[@]}" --instances 2 --dump "$work/all" > /dev/null
+  "$bin/auction_bench" "${common[@]}" --first 1 --instances 1 --dump "$work/one" > /dev/null
+  untimed() { sed -E 's/"auction":\{"shape":\{[^}]*\}\},//' "$1"; }
+  if [ "$(ls "$work/one")" != "20x64-1.json" ]; then
+    fail "auction_bench --first 1 --instances 1 dumped $(ls "$work/one"), not 20x64-1.json"
+  elif [ "$(untimed "$work/one/20x64-1.json")" != "$(untimed "$work/all/20x64-1.json")" ]; then
+    fail "auction_bench --first 1 dumped another instance than the second of a run from 0"
+  fi
+  code=0
+  "$bin/auction_bench" --first x > /dev/null 2> "$work/err" || code=$?
+  [ "$code" -ne 0 ] && grep -q "^auction_bench: --first must be a whole number" "$work/err" ||
+    fail "auction_bench --first x exited $code and said: $(head -c 300 "$work/err")"
+fi
 [ "$failed" -eq 0 ] && echo "bench_cli_test: $# tools: --help and an unknown argument answered as they should"
 exit "$failed"

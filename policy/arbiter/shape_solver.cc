@@ -425,7 +425,6 @@ class Search {
   // kRacksWorth of the LP's bound below it (on the gang apps it mostly equals the LP's, and each run costs
   // milliseconds; docs/performance.md, "Racks as blocks").
   void try_racks() {
-    constexpr double kRacksWorth = 0.002;
     if (lp_->racks_state < 0) return;
     const RackBound result = lp_->racks.solve(problem_, excluded_, deadline_, &best_choice_);
     if (!result.available) {
@@ -440,8 +439,14 @@ class Search {
       rack_table_ = std::make_unique<RackTable>(problem_, excluded_, order, result.prices);
     }
     if (excluded_ < 0 || lp_->racks_state == 0)
-      lp_->racks_state = result.proven || (std::isfinite(lp_root_) && lp_root_ - result.bound >= kRacksWorth * lp_root_) ? 1 : -1;
+      lp_->racks_state = result.proven || racks_worth(result.bound) ? 1 : -1;
     if (best_value_ >= racks_bound_ - kImprovementTolerance) settle();
+  }
+
+  // Whether a rack decomposition's bound lies at least kRacksWorth of the root's LP bound below it.
+  bool racks_worth(double racks_bound) const {
+    constexpr double kRacksWorth = 0.002;
+    return std::isfinite(lp_root_) && lp_root_ - racks_bound >= kRacksWorth * lp_root_;
   }
 
   // Searches the subtree of this node and returns an upper bound on what bidders [depth, end) can add
@@ -506,6 +511,10 @@ class Search {
                                         : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);
       if (racks_) try_racks();
       if (aborted_) return kStopped;
+      // Where the decomposition lies well below the LP, its table bounds the nodes for a lookup per rack where an LP
+      // solve costs 50-100 nodes and prunes what the table already does: the nodes keep the steps and the table
+      // (docs/performance.md, "The table instead of LP solves at the nodes").
+      if (rack_table_ != nullptr && racks_worth(racks_bound_)) lp_nodes_ = false;
     }
     // The nearest ancestor's LP prices often still cut a node, without an LP solve of its own.
     const int ancestor = lp_ancestor_[depth];

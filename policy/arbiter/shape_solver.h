@@ -27,8 +27,9 @@
 // At the same turn a hard solve bounds its problem by racks (rack_decomposition.h: the LP with every integrality inside
 // a rack, by column generation). Where the master's solution rounds to a packing that meets that bound, the solve is
 // settled at once; otherwise the rounded packing is a start, the search stops as soon as a packing meets the bound,
-// and every node is also bounded by it at the decomposition's prices (RackTable). The solves without a winner do the
-// same from their first node, starting from the PF solve's patterns, where it was worth it in the PF solve.
+// and every node is also bounded by it at the decomposition's prices (RackTable); where that bound lies well below the
+// LP's, the table takes the place of the LP solves at the nodes. The solves without a winner do the same from their
+// first node, starting from the PF solve's patterns, where it was worth it in the PF solve.
 //
 // Subproblems are remembered across the N+1 solves (their bounds, keyed by the next bidder's position and the
 // residual capacities). Items that every bidder still to choose treats alike (swapping them maps each bidder's rows
