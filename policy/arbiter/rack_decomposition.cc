@@ -89,6 +89,26 @@ class RackPricing {
       }
       if (!moves.empty()) bidders_.push_back({static_cast<int>(b), std::move(moves)});
     }
+    // The item most moves load bounds what the bidders still to come can add (a knapsack on it alone).
+    std::map<int, std::pair<int, int>> loaded;  // shift -> (moves loading it, capacity)
+    for (const Bidder& bidder : bidders_)
+      for (const Move& move : bidder.moves)
+        for (const Load& load : move.loads) {
+          auto& [count, capacity] = loaded[load.shift];
+          ++count;
+          capacity = load.capacity;
+        }
+    int most = 0;
+    for (const auto& [shift, entry] : loaded)
+      if (entry.first > most) {
+        most = entry.first;
+        key_shift_ = shift;
+        key_capacity_ = entry.second;
+      }
+    for (Bidder& bidder : bidders_)
+      for (Move& move : bidder.moves)
+        for (const Load& load : move.loads)
+          if (load.shift == key_shift_) move.key_units = load.units;
   }
 
   static constexpr double kTooLarge = -1;
@@ -113,6 +133,31 @@ class RackPricing {
       for (const Move& m : bidders_[active_[k]].moves) most = std::max(most, gains[static_cast<std::size_t>(m.row)]);
       most_after_[k] = most_after_[k + 1] + most;
     }
+    // after_(k, c): the most bidders [k, end) can add with c units of the key item left, each one move (exact on
+    // that item alone, so at most most_after_[k]).
+    const std::size_t width = static_cast<std::size_t>(key_capacity_) + 1;
+    const bool knapsack = key_shift_ >= 0;
+    if (knapsack) {
+      after_.assign((active_.size() + 1) * width, 0.0);
+      for (std::size_t k = active_.size(); k-- > 0;) {
+        const auto& gains = reduced[static_cast<std::size_t>(bidders_[active_[k]].index)];
+        double* here = &after_[k * width];
+        const double* next = &after_[(k + 1) * width];
+        std::copy(next, next + width, here);
+        for (const Move& m : bidders_[active_[k]].moves) {
+          const double gain = gains[static_cast<std::size_t>(m.row)];
+          if (!(gain > kEnterTolerance)) continue;
+          for (std::size_t c = static_cast<std::size_t>(m.key_units); c < width; ++c)
+            here[c] = std::max(here[c], gain + next[c - static_cast<std::size_t>(m.key_units)]);
+        }
+      }
+    }
+    // The most bidders [k, end) can add to a state that used `used`.
+    auto most_from = [&](std::size_t k, std::uint64_t used) {
+      if (!knapsack) return most_after_[k];
+      const auto left = static_cast<std::size_t>(key_capacity_) - static_cast<std::size_t>((used >> key_shift_) & kItemMask);
+      return after_[k * width + left];
+    };
     double seen = 0;
     layers_[0].clear();
     layers_[0].push_back({0, 0.0, 0, -1});
@@ -122,15 +167,21 @@ class RackPricing {
       const std::vector<State>& from = layers_[k];
       std::vector<State>& to = layers_[k + 1];
       to.clear();
-      start_table(from.size() * (bidder.moves.size() + 1));
+      // The bidder's moves of positive reduced gain, the largest first: a state stops at the first that cannot
+      // reach the best value seen.
+      live_.clear();
+      for (std::size_t m = 0; m < bidder.moves.size(); ++m)
+        if (const double gain = gains[static_cast<std::size_t>(bidder.moves[m].row)]; gain > kEnterTolerance)
+          live_.push_back({gain, static_cast<int>(m)});
+      std::stable_sort(live_.begin(), live_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      start_table(from.size() * (live_.size() + 1));
       for (std::size_t f = 0; f < from.size(); ++f) {
         const State& state = from[f];
-        if (state.value + most_after_[k] < seen) continue;
-        if (state.value + most_after_[k + 1] >= seen) keep(to, {state.used, state.value, static_cast<std::uint32_t>(f), -1});
-        for (std::size_t m = 0; m < bidder.moves.size(); ++m) {
-          const Move& move = bidder.moves[m];
-          const double gain = gains[static_cast<std::size_t>(move.row)];
-          if (!(gain > kEnterTolerance)) continue;
+        if (state.value + most_from(k, state.used) < seen) continue;
+        if (state.value + most_from(k + 1, state.used) >= seen) keep(to, {state.used, state.value, static_cast<std::uint32_t>(f), -1});
+        for (const auto& [gain, m] : live_) {
+          if (state.value + gain + most_after_[k + 1] < seen) break;
+          const Move& move = bidder.moves[static_cast<std::size_t>(m)];
           std::uint64_t used = state.used;
           bool fits = true;
           for (const Load& load : move.loads) {
@@ -142,39 +193,45 @@ class RackPricing {
             used += static_cast<std::uint64_t>(load.units) << load.shift;
           }
           const double value = state.value + gain;
-          if (!fits || value + most_after_[k + 1] < seen) continue;
+          if (!fits || value + most_from(k + 1, used) < seen) continue;
           seen = std::max(seen, value);
-          keep(to, {used, value, static_cast<std::uint32_t>(f), static_cast<int>(m)});
+          keep(to, {used, value, static_cast<std::uint32_t>(f), m});
         }
       }
       if (to.size() > RackDecomposition::kMaxStates) return kTooLarge;
     }
     const std::vector<State>& last = layers_[active_.size()];
+    if (rows != nullptr) rows->clear();
+    if (last.empty()) return 0;
     std::size_t at = 0;
     for (std::size_t i = 1; i < last.size(); ++i)
       if (last[i].value > last[at].value) at = i;
     const double best_value = last[at].value;
     if (!(best_value > 0)) return 0;
-    if (rows != nullptr) {
-      rows->clear();
-      for (std::size_t k = active_.size(); k > 0; --k) {
-        const State& state = layers_[k][at];
-        const Bidder& bidder = bidders_[active_[k - 1]];
-        if (state.move >= 0) rows->push_back({bidder.index, bidder.moves[static_cast<std::size_t>(state.move)].row});
-        at = state.previous;
-      }
-      std::reverse(rows->begin(), rows->end());
-    }
+    if (rows != nullptr) rows_of(at, rows);
     return best_value;
   }
 
  private:
+  // The rows of the pattern that ends at state `at` of the last layer.
+  void rows_of(std::size_t at, std::vector<std::pair<int, int>>* rows) const {
+    rows->clear();
+    for (std::size_t k = active_.size(); k > 0; --k) {
+      const State& state = layers_[k][at];
+      const Bidder& bidder = bidders_[active_[k - 1]];
+      if (state.move >= 0) rows->push_back({bidder.index, bidder.moves[static_cast<std::size_t>(state.move)].row});
+      at = state.previous;
+    }
+    std::reverse(rows->begin(), rows->end());
+  }
+
   struct Load {
     int shift, units, capacity;
   };
   struct Move {
     int row;
     std::vector<Load> loads;
+    int key_units = 0;  // its units of the item at key_shift_
   };
   struct Bidder {
     int index;
@@ -211,6 +268,10 @@ class RackPricing {
   std::vector<double> most_after_;
   std::vector<std::vector<State>> layers_;
   std::vector<std::uint32_t> table_;
+  int key_shift_ = -1;  // the item of the knapsack bound (-1: none), its bit offset in a state
+  int key_capacity_ = 0;
+  std::vector<double> after_;  // best(): per place k and units c of that item left, (k, c) at k * (capacity + 1) + c
+  std::vector<std::pair<double, int>> live_;  // best(): the moves of the bidder at hand, (reduced gain, move)
 };
 
 }  // namespace
@@ -309,11 +370,46 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
   for (std::size_t b = 0; b < problem.bidders.size(); ++b) reduced[b].resize(problem.bidders[b].rows.size());
   std::vector<double> prices(static_cast<std::size_t>(bidders + items + racks));
   std::vector<std::pair<int, int>> rows;
+  // Each master solution rounded to a packing: its columns by value, largest first, each taking the rows whose
+  // bidders are still free and that still fit; the best of them is kept. Where a solution is integral this is that
+  // solution, and at the last it meets the bound. The solutions on the way to the last round to better packings
+  // than the last alone on some solves (docs/performance.md, "A cheaper rack program, and every master rounded").
+  PackingChoice best_rounded;
+  double best_rounded_value = -1;
+  auto round = [&]() {
+    const double* x = lp.primalColumnSolution();
+    std::vector<std::size_t> by_value;
+    for (std::size_t c = 0; c < columns.size(); ++c)
+      if (x[c] > 1e-6) by_value.push_back(c);
+    std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t a, std::size_t b) { return x[a] > x[b]; });
+    PackingChoice choice(problem.bidders.size(), -1);
+    std::vector<int> left(static_cast<std::size_t>(items));
+    for (int i = 0; i < items; ++i) left[static_cast<std::size_t>(i)] = problem.capacity(i);
+    for (std::size_t c : by_value)
+      for (const auto& [b, r] : columns[c].rows) {
+        if (choice[static_cast<std::size_t>(b)] >= 0) continue;
+        const PackingRow& row = problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)];
+        bool fits = true;
+        for (int item : row.items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
+        if (fits) {
+          choice[static_cast<std::size_t>(b)] = r;
+        } else {
+          for (int item : row.items) ++left[static_cast<std::size_t>(item)];
+        }
+      }
+    if (!packing_feasible(problem, choice, excluded)) return;
+    const double value = packing_value(problem, choice);
+    if (value > best_rounded_value + kImprovementTolerance) {
+      best_rounded_value = value;
+      best_rounded = std::move(choice);
+    }
+  };
   for (int iteration = 0; iteration < max_iterations; ++iteration) {
     lp.setMaximumWallSeconds(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : -1);
     lp.primal();
     ++out.iterations;
     if (!lp.isProvenOptimal()) break;
+    round();
     const double* dual = lp.dualRowSolution();
     for (std::size_t k = 0; k < prices.size(); ++k) prices[k] = std::max(0.0, dual[k]);
     // The bound at these prices, and the reduced gains the racks' programs price.
@@ -353,33 +449,9 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
     }
     if (added == 0 || !priced || deadline.passed()) break;
   }
-  if (!lp.isProvenOptimal()) return out;
-  // The master's solution rounded to a packing: its columns by value, largest first, each taking the rows whose
-  // bidders are still free and that still fit. Where the solution is integral this is that solution, and its value
-  // meets the bound.
-  const double* x = lp.primalColumnSolution();
-  std::vector<std::size_t> by_value;
-  for (std::size_t c = 0; c < columns.size(); ++c)
-    if (x[c] > 1e-6) by_value.push_back(c);
-  std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t a, std::size_t b) { return x[a] > x[b]; });
-  PackingChoice choice(problem.bidders.size(), -1);
-  std::vector<int> left(static_cast<std::size_t>(items));
-  for (int i = 0; i < items; ++i) left[static_cast<std::size_t>(i)] = problem.capacity(i);
-  for (std::size_t c : by_value)
-    for (const auto& [b, r] : columns[c].rows) {
-      if (choice[static_cast<std::size_t>(b)] >= 0) continue;
-      const PackingRow& row = problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)];
-      bool fits = true;
-      for (int item : row.items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
-      if (fits) {
-        choice[static_cast<std::size_t>(b)] = r;
-      } else {
-        for (int item : row.items) ++left[static_cast<std::size_t>(item)];
-      }
-    }
-  if (!packing_feasible(problem, choice, excluded)) return out;
-  out.proven = packing_value(problem, choice) >= out.bound - kImprovementTolerance;
-  out.choice = std::move(choice);
+  if (!lp.isProvenOptimal() || best_rounded.empty()) return out;
+  out.proven = best_rounded_value >= out.bound - kImprovementTolerance;
+  out.choice = std::move(best_rounded);
   return out;
 }
 

@@ -5,18 +5,20 @@
 // such as the whole offer, may be used too) is that rack's; any other row links racks. Relaxing "each bidder at most
 // one row" and the capacities with prices leaves, per rack, the packing of that rack's rows with one row per bidder
 // and every item of the rack within its capacity: a small problem, solved exactly by dynamic programming over the
-// rack's bidders, its state the units used of each of the rack's items. The master LP chooses at most one such
-// packing (a pattern) per rack and any linking rows, each bidder at most one row, every item within its capacity;
-// patterns enter it by column generation, priced by those dynamic programs at the master's duals.
+// rack's bidders, its state the units used of each of the rack's items (a state is dropped where a knapsack over one
+// item, the one most rows load, shows that the bidders after it cannot lift it above the best value seen). The
+// master LP chooses at most one such packing (a pattern) per rack and any linking rows, each bidder at most one row,
+// every item within its capacity; patterns enter it by column generation, priced by those dynamic programs at the
+// master's duals.
 //
 // The bound at any prices π ≥ 0 is Σ_bidders π_b + Σ_items π_i·capacity_i + Σ_racks (the rack's best pattern
 // under the reduced gains) + Σ_linking rows max(0, reduced gain): computed here from the duals (clamped at 0), so
 // the LP's tolerances never make it invalid, and it is at least the LP's. It is the LP bound with every integrality
 // inside a rack: machines that a gang fills or not, a bidder's choice between its rows in one rack. On elastic
 // bids it reaches the optimum on most solves, where the LP and the Lagrangian steps stay about 1% above it
-// (docs/performance.md, "Racks as blocks"). The master's solution rounds to a packing (its columns largest first,
-// each taking its rows whose bidders are free and that still fit); where that packing meets the bound, as it does
-// where the master is integral, the solve is settled without a search.
+// (docs/performance.md, "Racks as blocks"). Each master solution rounds to a packing (its columns largest first,
+// each taking its rows whose bidders are free and that still fit), the best kept; where that packing meets the bound,
+// as it does where the last master is integral, the solve is settled without a search.
 //
 // Patterns are kept across the solves of one problem (the N+1 solves start from the PF solve's; a pattern holding
 // the excluded bidder's row enters without that row).
@@ -41,7 +43,7 @@ struct RackBound {
   bool available = false;  // false: the problem has no racks (PackingProblem::item_rack), or a rack too large
                            // (kMaxItemsPerRack, kMaxCapacity, kMaxStates)
   double bound = std::numeric_limits<double>::infinity();  // on the optimum without the excluded bidder
-  PackingChoice choice;    // the master's solution rounded to a packing (empty where the master was not solved)
+  PackingChoice choice;    // the best of the master solutions rounded to packings (empty where none was solved)
   bool proven = false;     // `choice` is optimal: its value is within kImprovementTolerance of `bound`
   int iterations = 0;      // master LP solves
   std::vector<double> prices;  // the prices of `bound`: per bidder, then per item (empty where none was computed)
@@ -53,8 +55,8 @@ class RackDecomposition {
   static constexpr int kMaxItemsPerRack = 9;
   static constexpr int kMaxCapacity = 127;
   static constexpr int kDefaultMaxIterations = 100;
-  // A rack whose dynamic program holds more states than this after some bidder (the elastic (20, 64) auctions reach
-  // about 10,000) makes the problem not decompose: the solve goes on without it, whatever its time budget (the
+  // A rack whose dynamic program holds more states than this after some bidder (the elastic (20, 64) auctions reached
+  // about 10,000 before its knapsack bound) makes the problem not decompose: the solve goes on without it, whatever its time budget (the
   // simulator's solves have none).
   static constexpr std::size_t kMaxStates = std::size_t{1} << 17;
 
