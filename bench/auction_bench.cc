@@ -23,8 +23,9 @@
 // --apps: the generated bidders, elastic apps of one job (default; the instances above) or apps of rigid gangs
 // as themis-sim's and the launcher's apps are by default (make_gang_instance);
 // --budget: time budget of one auction in seconds (default 2; 0: none); --instances: per size (default 32 up to 64 GPUs,
-// else 16); --first: the generated instances start at index K (default 0), so that one instance is timed alone
-// (--first 25 --instances 1; a dump keeps the index in its name); --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
+// else 16); --first: the generated instances (also those --symmetry counts) start at index K (default 0), so that one
+// instance is timed alone (--first 25 --instances 1; a dump keeps the index in its name; not with --recorded);
+// --solvers: default bnb,cbc,shape; bnb-lagrangian is bnb without its LP search; dfs+NAME
 // first runs the policy's exact searches (small_search.h) with their default budget, then NAME, and
 // dfsN+NAME with N nodes and N states; shape and cbc-shape solve the shape problem of the same bids
 // (rows as shapes over their scope, core/bid.h),
@@ -524,7 +525,7 @@ bool is_automorphism(const PackingProblem& p, const std::vector<int>& perm) {
 // slots, so positions 2s and 2s + 1 are slot s), are symmetries of the instances.
 void symmetry_counts(const Size& size, int instances) {
   long gpu_swaps = 0, gpu_symmetries = 0, slot_swaps = 0, slot_symmetries = 0;
-  for (int i = 0; i < instances; ++i) {
+  for (int i = first_instance; i < first_instance + instances; ++i) {
     const PackingProblem p = make_bidder_instance(
         size.bidders, size.gpus, 1000 * static_cast<std::uint64_t>(size.bidders) + static_cast<std::uint64_t>(i)).concrete;
     const auto n = static_cast<std::size_t>(p.item_count);
@@ -640,6 +641,8 @@ int run(int argc, char** argv) {
               "all N+1 solves proven optimal; x CBC: CBC CPU time / this solver's (p50 / p95); disagree: both "
               "proven, W* or a c_i differs by > 1e-7; nodes: every auction's solves, summed (the searches that settled them)\n\n",
               budget, solve_threads);
+  if (!recorded.empty() && first_instance != 0)
+    throw std::invalid_argument("auction_bench: --first picks generated instances; --recorded spreads its own over each log");
   if (!recorded.empty()) {
     if (!dump_dir.empty()) throw std::invalid_argument("auction_bench: --dump writes generated instances only");
     std::printf("| auction log | auctions timed of those with >= %d bidders | bidders p50 / max | GPUs offered p50 / max | rows "

@@ -29,7 +29,8 @@ for tool in "$@"; do
   [ -z "$(ls -A "$dir")" ] || fail "$tool --no-such-flag wrote $(ls -A "$dir")"
 done
 # auction_bench --first K: the generated instances from index K, each the same as in a run from 0 (its dump, the
-# solve's times aside, byte for byte, under its own index), and a --first that is not a whole number is refused.
+# solve's times aside, byte for byte, under its own index), and a --first that is not a whole number, or one with
+# --recorded, is refused.
 if [[ " $* " == *" auction_bench "* ]]; then
   mkdir "$work/all" "$work/one"
   common=(--apps gangs --sizes 20x64 --budget 0 --solvers shape)
@@ -45,6 +46,10 @@ if [[ " $* " == *" auction_bench "* ]]; then
   "$bin/auction_bench" --first x > /dev/null 2> "$work/err" || code=$?
   [ "$code" -ne 0 ] && grep -q "^auction_bench: --first must be a whole number" "$work/err" ||
     fail "auction_bench --first x exited $code and said: $(head -c 300 "$work/err")"
+  code=0
+  "$bin/auction_bench" --recorded "$work/none.log" --first 1 > /dev/null 2> "$work/err" || code=$?
+  [ "$code" -ne 0 ] && grep -q "^auction_bench: --first picks generated instances" "$work/err" ||
+    fail "auction_bench --recorded --first exited $code and said: $(head -c 300 "$work/err")"
 fi
 [ "$failed" -eq 0 ] && echo "bench_cli_test: $# tools: --help and an unknown argument answered as they should"
 exit "$failed"
