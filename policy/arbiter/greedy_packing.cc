@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policy/arbiter/winner_solver.h"
+
 namespace themis::arbiter {
 
 namespace {
@@ -161,6 +163,45 @@ PackingChoice improve_packing(const PackingProblem& problem, int excluded, Packi
       }
     }
     if (!improved) break;
+  }
+  return choice;
+}
+
+PackingChoice upgrade_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
+  if (!packing_feasible(problem, choice, excluded)) return choice;
+  std::vector<int> left(static_cast<std::size_t>(problem.item_count));
+  for (int i = 0; i < problem.item_count; ++i) left[static_cast<std::size_t>(i)] = problem.capacity(i);
+  auto take = [&](int b, int row, int sign) {
+    if (row >= 0)
+      for (int i : row_items(problem, b, row)) left[static_cast<std::size_t>(i)] -= sign;
+  };
+  for (std::size_t b = 0; b < choice.size(); ++b) take(static_cast<int>(b), choice[b], 1);
+  // Each move gains more than kImprovementTolerance, so the passes end; the cap only bounds a pathological case.
+  for (int pass = 0; pass < 32; ++pass) {
+    bool moved = false;
+    for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+      const int bidder = static_cast<int>(b);
+      if (bidder == excluded) continue;
+      take(bidder, choice[b], -1);
+      const auto& rows = problem.bidders[b].rows;
+      int best_row = choice[b];
+      double best = row_gain(problem, bidder, choice[b]);
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (!(rows[r].gain > best + kImprovementTolerance)) continue;
+        // A row lists an item once per unit: it fits where no item appears more often than units are left.
+        bool fits = true;
+        for (int i : rows[r].items) fits = --left[static_cast<std::size_t>(i)] >= 0 && fits;
+        for (int i : rows[r].items) ++left[static_cast<std::size_t>(i)];
+        if (fits) {
+          best = rows[r].gain;
+          best_row = static_cast<int>(r);
+        }
+      }
+      moved = moved || best_row != choice[b];
+      choice[b] = best_row;
+      take(bidder, choice[b], 1);
+    }
+    if (!moved) break;
   }
   return choice;
 }

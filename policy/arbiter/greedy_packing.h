@@ -14,4 +14,10 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded);
 // O(rows · GPUs per row) plus the evictions.
 PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice);
 
+// Local search on a feasible choice of a capacitated or unit problem (nothing for `excluded`): each bidder in turn,
+// those holding nothing too, moves to its best row that fits the capacities left once its own row is released, where
+// that gains more than kImprovementTolerance; until no bidder moves (at most 32 passes). Returns a feasible choice worth
+// at least as much as `choice` (`choice` itself where it is not feasible).
+PackingChoice upgrade_packing(const PackingProblem& problem, int excluded, PackingChoice choice);
+
 }  // namespace themis::arbiter

@@ -17,8 +17,10 @@
 // inside a rack: machines that a gang fills or not, a bidder's choice between its rows in one rack. On elastic
 // bids it reaches the optimum on most solves, where the LP and the Lagrangian steps stay about 1% above it
 // (docs/performance.md, "Racks as blocks"). Each master solution rounds to a packing (its columns largest first,
-// each taking its rows whose bidders are free and that still fit), the best kept; where that packing meets the bound,
-// as it does where the last master is integral, the solve is settled without a search.
+// each taking its rows whose bidders are free and that still fit, then each bidder moved to its best row that still
+// fits: upgrade_packing), the best kept, also where the time budget stops the column generation; in the PF solve a
+// short dive on the master follows where that packing lies well below the bound. Where the best packing meets the
+// bound, as it does where the last master is integral, the solve is settled without a search.
 //
 // Patterns are kept across the solves of one problem (the N+1 solves start from the PF solve's; a pattern holding
 // the excluded bidder's row enters without that row).
@@ -59,6 +61,10 @@ class RackDecomposition {
   // about 10,000 before its knapsack bound) makes the problem not decompose: the solve goes on without it, whatever its time budget (the
   // simulator's solves have none).
   static constexpr std::size_t kMaxStates = std::size_t{1} << 17;
+  // The PF solve dives on the master (rack_decomposition.cc) where its best rounding lies more than kDiveGap of the
+  // bound below it, fixing up to kDiveSteps columns.
+  static constexpr double kDiveGap = 0.005;
+  static constexpr int kDiveSteps = 10;
 
   // Whether `problem` decomposes: items with racks, no rack with more items its rows draw from or more units than
   // the state can hold.

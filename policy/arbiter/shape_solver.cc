@@ -418,8 +418,8 @@ class Search {
   }
 
   // A hard solve (at its turn to LP bounds) also bounds its problem by racks (rack_decomposition.h), whose bound
-  // reaches the optimum on most elastic solves where the LP stays about 1% above: where the master's solution rounds
-  // to a packing that meets it, the solve is settled; otherwise that packing is offered, the nodes are bounded at the
+  // reaches the optimum on most elastic solves where the LP stays about 1% above: where the best rounding of its master
+  // solutions meets it, the solve is settled; otherwise that packing is offered, the nodes are bounded at the
   // decomposition's prices too (RackTable), and the search stops as soon as a packing meets the bound. The solves
   // without a winner run it unless the PF solve found it not worth it: it neither settled that solve nor lay at least
   // kRacksWorth of the LP's bound below it (on the gang apps it mostly equals the LP's, and each run costs
