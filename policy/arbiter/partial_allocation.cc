@@ -72,7 +72,15 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // solve the small searches settled, the solves are small too (starting a thread would cost more) and run one
   // after the other, each passing its prices and memory on to the next, on one thread whatever the setting.
   const bool side_by_side = !pf.small;
-  // Solves whose incumbent (the PF packing less the winner) nothing can beat are settled without a search where the
+  // The PF packing less winner i, feasible without i, then each bidder moved to its best row that fits what is left
+  // (upgrade_packing): a bidder that can use i's units lifts the start of the solve without i, and the stand-in where
+  // the budget left no time for that solve (docs/arbiter.md, "Partial allocation").
+  const auto pf_less = [&](std::size_t i) {
+    PackingChoice choice = out.pf.choice;
+    choice[i] = -1;
+    return upgrade_packing(problem, static_cast<int>(i), std::move(choice));
+  };
+  // Solves whose incumbent (that start) nothing can beat are settled without a search where the
   // PF solve was large enough for a search to cost more than the check's LPs (displacement.h).
   std::optional<DisplacementChecker> displacement;
   if (out.pf.proven_optimal && limits.displacement_from_nodes >= 0 && out.pf.nodes >= limits.displacement_from_nodes)
@@ -91,8 +99,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::size_t running = 1;  // set before the helpers start, read by them after
   auto solve_next = [&](std::size_t k) {
     const auto i = static_cast<std::size_t>(winners[k]);
-    PackingChoice without_i = out.pf.choice;  // the PF packing minus i is feasible without i
-    without_i[i] = -1;
+    PackingChoice without_i = pf_less(i);
     SolveLimits each{0, limits.max_nodes_per_solve};
     if (deadline.enabled()) {
       // The budget left, shared by the solves not yet started, `running` at a time.
@@ -151,11 +158,11 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     const double gain_i = problem.bidders[i].rows[static_cast<std::size_t>(out.pf.choice[i])].gain;
     const double others_at_pf = total - gain_i;
     if (!without[k].ran) {
-      // Out of time: the best of the PF packing minus i and a greedy packing stands in for W*_{-i}
+      // Out of time: the best of the PF packing less i (refilled) and a greedy packing stands in for W*_{-i}
       // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
       // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
       const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
-      const double best_without = std::max(greedy, others_at_pf);
+      const double best_without = std::max({greedy, others_at_pf, packing_value(problem, pf_less(i))});
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;

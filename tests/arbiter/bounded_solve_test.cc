@@ -2,6 +2,8 @@
 // feasible packing, a bound at least its value, and a gap >= 0.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/partial_allocation.h"
@@ -96,6 +98,29 @@ TEST(BoundedSolve, SkippedWinnersGapIsBoundedByThePfBound) {
       EXPECT_LE(pa.gap, 0.25 + 1e-12);
       EXPECT_GT(pa.gap, 0.0);
     }
+  }
+}
+
+// A winner skipped for want of time gets the PF packing less it, refilled: a bidder that fits the winner's freed
+// GPUs moves there, which the greedy packing misses (its first row, the largest gain, blocks both others).
+TEST(BoundedSolve, SkippedWinnerStandsInWithThePfPackingRefilled) {
+  // GPUs 0-3. a {0,1} 3.0, b {2,3} 3.0, c {0,1} 2.0, d {1,2} 3.5: the PF packing is a and b (6.0); without a the
+  // optimum is b and c (5.0), where b alone (3.0) is the PF packing less a and the greedy packing takes d (3.5).
+  const PackingProblem p{4,
+                         {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 3.0, {2, 3}}}}, {3, {{0, 2.0, {0, 1}}}}, {4, {{0, 3.5, {1, 2}}}}},
+                         {},
+                         {}};
+  ASSERT_NEAR(packing_value(p, greedy_packing(p, 0)), 3.5, 1e-12);
+  for (SolverKind kind : {SolverKind::kBranchAndBound, SolverKind::kCbc, SolverKind::kShape}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    auto solver = make_winner_solver(kind);
+    const PartialAllocation pa = partial_allocation(p, *solver, AuctionLimits{1e-9, 0});
+    ASSERT_EQ(pa.pf.choice, (PackingChoice{0, 0, -1, -1}));  // found, if not proven, within the budget
+    EXPECT_EQ(pa.solves, 1);  // the PF solve alone: both winners skipped
+    EXPECT_NEAR(pa.value_without[0], 5.0, 1e-12);
+    EXPECT_NEAR(pa.c[0], std::exp(3.0 - 5.0), 1e-12);
+    EXPECT_NEAR(pa.value_without[1], 3.5, 1e-12);  // without b the greedy packing (d) is the better stand-in
+    EXPECT_NEAR(pa.c[1], std::exp(3.0 - 3.5), 1e-12);
   }
 }
 
