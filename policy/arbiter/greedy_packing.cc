@@ -72,9 +72,129 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
   return best;
 }
 
+namespace {
+
+// improve_packing on a capacitated problem: a bidder takes a better row, the holders with the least gain of each item
+// it lacks make room and re-pick the best rows that still fit, kept where the sum gains.
+PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, PackingChoice choice) {
+  choice = upgrade_packing(problem, excluded, std::move(choice));
+  const auto n = problem.bidders.size();
+  const auto items = static_cast<std::size_t>(problem.item_count);
+  // Each row's units per item (a row lists an item once per unit).
+  std::vector<std::vector<std::vector<ItemLoad>>> loads(n);
+  for (std::size_t b = 0; b < n; ++b)
+    for (const PackingRow& row : problem.bidders[b].rows) loads[b].push_back(item_loads(row));
+  const auto loads_of = [&](int b, int row) -> const std::vector<ItemLoad>& {
+    return loads[static_cast<std::size_t>(b)][static_cast<std::size_t>(row)];
+  };
+  std::vector<int> left(items);
+  for (std::size_t i = 0; i < items; ++i) left[i] = problem.capacity(static_cast<int>(i));
+  auto take = [&](int b, int row, int sign) {
+    if (row >= 0)
+      for (const ItemLoad& l : loads_of(b, row)) left[static_cast<std::size_t>(l.item)] -= sign * l.units;
+  };
+  for (std::size_t b = 0; b < n; ++b) take(static_cast<int>(b), choice[b], 1);
+  // Per item: the bidders holding units of it, the least gain first.
+  std::vector<std::vector<int>> holders(items);
+  auto rebuild = [&] {
+    for (auto& h : holders) h.clear();
+    for (std::size_t b = 0; b < n; ++b)
+      if (choice[b] >= 0)
+        for (const ItemLoad& l : loads_of(static_cast<int>(b), choice[b]))
+          holders[static_cast<std::size_t>(l.item)].push_back(static_cast<int>(b));
+    for (auto& h : holders)
+      std::stable_sort(h.begin(), h.end(), [&](int x, int y) {
+        return row_gain(problem, x, choice[static_cast<std::size_t>(x)]) < row_gain(problem, y, choice[static_cast<std::size_t>(y)]);
+      });
+  };
+  rebuild();
+  const auto fits = [&](int b, int row) {
+    return std::all_of(loads_of(b, row).begin(), loads_of(b, row).end(),
+                       [&](const ItemLoad& l) { return l.units <= left[static_cast<std::size_t>(l.item)]; });
+  };
+  // The best row of `b` that fits `left`, or -1.
+  auto best_fitting = [&](int b) {
+    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+    int best_row = -1;
+    double best = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      if (rows[r].gain > best + kImprovementTolerance && fits(b, static_cast<int>(r))) {
+        best = rows[r].gain;
+        best_row = static_cast<int>(r);
+      }
+    return best_row;
+  };
+  std::vector<int> evicted, old_rows;
+  std::vector<char> is_evicted(n, 0);
+  for (int pass = 0; pass < 4; ++pass) {
+    bool improved = false;
+    for (std::size_t bi = 0; bi < n; ++bi) {
+      const int b = static_cast<int>(bi);
+      if (b == excluded) continue;
+      const auto& rows = problem.bidders[bi].rows;
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const int old_row = choice[bi];
+        const double current = row_gain(problem, b, old_row);
+        if (!(rows[r].gain > current + kImprovementTolerance)) continue;
+        take(b, old_row, -1);
+        take(b, static_cast<int>(r), 1);
+        // Evict, item by item, the holders with the least gain until the row fits.
+        evicted.clear();
+        bool possible = true;
+        for (const ItemLoad& l : loads_of(b, static_cast<int>(r))) {
+          const auto item = static_cast<std::size_t>(l.item);
+          for (std::size_t h = 0; left[item] < 0 && h < holders[item].size(); ++h) {
+            const int who = holders[item][h];
+            if (who == b || is_evicted[static_cast<std::size_t>(who)] != 0) continue;
+            is_evicted[static_cast<std::size_t>(who)] = 1;
+            evicted.push_back(who);
+            take(who, choice[static_cast<std::size_t>(who)], -1);
+          }
+          if (left[item] < 0) possible = false;
+        }
+        double delta = rows[r].gain - current;
+        old_rows.clear();
+        for (int who : evicted) {
+          old_rows.push_back(choice[static_cast<std::size_t>(who)]);
+          delta -= row_gain(problem, who, choice[static_cast<std::size_t>(who)]);
+          choice[static_cast<std::size_t>(who)] = -1;
+        }
+        const bool tried = possible && !evicted.empty();
+        if (tried)
+          for (int who : evicted) {
+            const int alt = best_fitting(who);
+            choice[static_cast<std::size_t>(who)] = alt;
+            take(who, alt, 1);
+            delta += row_gain(problem, who, alt);
+          }
+        for (int who : evicted) is_evicted[static_cast<std::size_t>(who)] = 0;
+        if (tried && delta > kImprovementTolerance) {
+          choice[bi] = static_cast<int>(r);
+          rebuild();
+          improved = true;
+          continue;
+        }
+        // Undo.
+        for (std::size_t k = 0; k < evicted.size(); ++k) {
+          const int who = evicted[k];
+          if (tried) take(who, choice[static_cast<std::size_t>(who)], -1);
+          choice[static_cast<std::size_t>(who)] = old_rows[k];
+          take(who, old_rows[k], 1);
+        }
+        take(b, static_cast<int>(r), -1);
+        take(b, old_row, 1);
+      }
+    }
+    if (!improved) break;
+  }
+  return upgrade_packing(problem, excluded, std::move(choice));
+}
+
+}  // namespace
+
 PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
-  // Item ownership below assumes unit items; shape problems have their own search (shape_solver.h).
-  if (problem.capacitated() || !packing_feasible(problem, choice, excluded)) return choice;
+  if (!packing_feasible(problem, choice, excluded)) return choice;
+  if (problem.capacitated()) return improve_capacitated(problem, excluded, std::move(choice));
   const auto n = problem.bidders.size();
   std::vector<int> holder(static_cast<std::size_t>(problem.item_count), -1);  // item -> bidder using it
   auto place = [&](int b, int row, int who) {

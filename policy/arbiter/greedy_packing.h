@@ -11,7 +11,9 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded);
 // Local search on a feasible choice (nothing for `excluded`): repeatedly moves a bidder to a better
 // row, evicting the bidders whose GPUs it needs when that pays after they re-pick their best rows that
 // still fit. Returns a feasible choice worth at least as much as `choice`; at most 4 passes, each
-// O(rows · GPUs per row) plus the evictions.
+// O(rows · GPUs per row) plus the evictions. On a capacitated problem (shapes), where a unit has no one
+// holder, the row's bidder evicts from each item it lacks the holders with the least gain until the row
+// fits, with upgrade_packing before and after the passes.
 PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice);
 
 // Local search on a feasible choice of a capacitated or unit problem (nothing for `excluded`): each bidder in turn,

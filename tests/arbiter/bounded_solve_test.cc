@@ -148,6 +148,36 @@ TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
   EXPECT_NEAR(pa.gap, 0.25, 1e-12);  // (4 − 3)/4 for b and c, not (100 − 3)/100
 }
 
+// A solver that stops every solve unproven, the PF solve on a packing a local search improves.
+class UnprovenPfSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "unproven"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? PackingChoice{0, 0} : PackingChoice{-1, -1};
+    s.value = packing_value(problem, s.choice);
+    s.bound = 10.0;
+    return s;
+  }
+};
+
+// Item 0 of 4 units, item 1 of one: a holds 2 units of item 0 (1.0) and could take all 4 (3.0) once b, holding the
+// other 2 (0.5), moves to item 1 (0.4). The PF packing the solver left unproven is improved before the winners'
+// solves: a on all of item 0 and b on item 1, worth 3.4, under the solver's bound.
+TEST(BoundedSolve, UnprovenPfPackingIsImprovedByLocalSearch) {
+  PackingProblem p;
+  p.item_count = 2;
+  p.item_capacity = {4, 1};
+  p.bidders = {{1, {{0, 1.0, {0, 0}}, {1, 3.0, {0, 0, 0, 0}}}}, {2, {{0, 0.5, {0, 0}}, {1, 0.4, {1}}}}};
+  UnprovenPfSolver solver;
+  const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{});
+  EXPECT_EQ(pa.pf.choice, (PackingChoice{1, 1}));
+  EXPECT_NEAR(pa.pf.value, 3.4, 1e-12);
+  EXPECT_FALSE(pa.pf.proven_optimal);
+  EXPECT_NEAR(pa.pf.bound, 10.0, 1e-12);
+  EXPECT_NEAR(pa.gap, (10.0 - 0.4) / 10.0, 1e-12);  // without a: b's row on item 1 (the PF packing less a) against 10
+}
+
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
   const PackingProblem p = hard_instance();
   auto solver = make_winner_solver(SolverKind::kBranchAndBound);
