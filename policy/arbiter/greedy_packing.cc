@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "policy/arbiter/winner_solver.h"
 
@@ -80,12 +81,25 @@ PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, P
   choice = upgrade_packing(problem, excluded, std::move(choice));
   const auto n = problem.bidders.size();
   const auto items = static_cast<std::size_t>(problem.item_count);
-  // Each row's units per item (a row lists an item once per unit).
-  std::vector<std::vector<std::vector<ItemLoad>>> loads(n);
-  for (std::size_t b = 0; b < n; ++b)
-    for (const PackingRow& row : problem.bidders[b].rows) loads[b].push_back(item_loads(row));
-  const auto loads_of = [&](int b, int row) -> const std::vector<ItemLoad>& {
-    return loads[static_cast<std::size_t>(b)][static_cast<std::size_t>(row)];
+  // Each row's units per item (a row lists an item once per unit), flat: row r of bidder b has the loads
+  // [load_begin[first_row[b] + r], load_begin[first_row[b] + r + 1]).
+  std::vector<ItemLoad> loads;
+  std::vector<std::size_t> first_row(n + 1, 0), load_begin(1, 0);
+  for (std::size_t b = 0; b < n; ++b) {
+    for (const PackingRow& row : problem.bidders[b].rows) {
+      for (std::size_t k = 0; k < row.items.size(); ++k) {
+        if (k > 0 && row.items[k] == row.items[k - 1])
+          ++loads.back().units;
+        else
+          loads.push_back({row.items[k], 1});
+      }
+      load_begin.push_back(loads.size());
+    }
+    first_row[b + 1] = first_row[b] + problem.bidders[b].rows.size();
+  }
+  const auto loads_of = [&](int b, int row) {
+    const std::size_t r = first_row[static_cast<std::size_t>(b)] + static_cast<std::size_t>(row);
+    return std::span<const ItemLoad>(loads.data() + load_begin[r], load_begin[r + 1] - load_begin[r]);
   };
   std::vector<int> left(items);
   for (std::size_t i = 0; i < items; ++i) left[i] = problem.capacity(static_cast<int>(i));

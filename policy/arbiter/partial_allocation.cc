@@ -85,14 +85,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   const bool side_by_side = !pf.small;
   // The PF packing less winner i, feasible without i, then each bidder moved to its best row that fits what is left
   // (upgrade_packing): a bidder that can use i's units lifts the start of the solve without i, and the stand-in where
-  // the budget left no time for that solve (docs/arbiter.md, "Partial allocation"). Where the PF solve was left
-  // unproven, the auction is one the limits cut short and a solve's start is worth the local search with evictions
-  // (milliseconds at 200 bidders, taken from the solve's share); a stand-in, computed once the budget is spent, keeps
-  // to upgrade_packing.
-  const auto pf_less = [&](std::size_t i, bool starts_a_solve) {
+  // the budget left no time for that solve (docs/arbiter.md, "Partial allocation").
+  const auto pf_less = [&](std::size_t i) {
     PackingChoice choice = out.pf.choice;
     choice[i] = -1;
-    if (starts_a_solve && !out.pf.proven_optimal) return improve_packing(problem, static_cast<int>(i), std::move(choice));
     return upgrade_packing(problem, static_cast<int>(i), std::move(choice));
   };
   // Solves whose incumbent (that start) nothing can beat are settled without a search where the
@@ -114,7 +110,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::size_t running = 1;  // set before the helpers start, read by them after
   auto solve_next = [&](std::size_t k) {
     const auto i = static_cast<std::size_t>(winners[k]);
-    PackingChoice without_i = pf_less(i, true);
+    PackingChoice without_i = pf_less(i);
     SolveLimits each{0, limits.max_nodes_per_solve};
     if (deadline.enabled()) {
       // The budget left, shared by the solves not yet started, `running` at a time.
@@ -139,6 +135,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       ++settled;
       return;
     }
+    // A solve that is to search starts from the refill improved by the local search with evictions, in large auctions
+    // (AuctionLimits::improved_starts_from_nodes).
+    if (side_by_side && (!out.pf.proven_optimal || out.pf.nodes >= limits.improved_starts_from_nodes))
+      without_i = improve_packing(problem, static_cast<int>(i), std::move(without_i));
     // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
     // winners as well, after as many nodes each: those go to the solver at once.
     without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
@@ -177,7 +177,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
       // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
       const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
-      const double best_without = std::max({greedy, others_at_pf, packing_value(problem, pf_less(i, false))});
+      const double best_without = std::max({greedy, others_at_pf, packing_value(problem, pf_less(i))});
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;

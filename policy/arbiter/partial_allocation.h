@@ -29,6 +29,11 @@ struct AuctionLimits {
   // fewer, were slower with it than their searches alone (docs/performance.md, "Solves without a winner that nothing
   // can improve"). Negative: never.
   std::int64_t displacement_from_nodes = 500;
+  // The solves without a winner that are to search start from the PF packing less the winner improved by the local
+  // search with evictions (improve_packing) where the PF solve searched at least this many nodes or was left
+  // unproven; for fewer (the gang auctions at (20, 64)) the searches cost less than that search (docs/performance.md,
+  // "Improved starts for the searches"). Negative: wherever the small searches did not settle the PF solve.
+  std::int64_t improved_starts_from_nodes = 500;
 };
 
 struct PartialAllocation {

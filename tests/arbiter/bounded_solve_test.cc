@@ -7,6 +7,7 @@
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/partial_allocation.h"
+#include "policy/arbiter/shape_solver.h"
 #include "core/rng.h"
 
 namespace themis::arbiter {
@@ -176,6 +177,67 @@ TEST(BoundedSolve, UnprovenPfPackingIsImprovedByLocalSearch) {
   EXPECT_FALSE(pa.pf.proven_optimal);
   EXPECT_NEAR(pa.pf.bound, 10.0, 1e-12);
   EXPECT_NEAR(pa.gap, (10.0 - 0.4) / 10.0, 1e-12);  // without a: b's row on item 1 (the PF packing less a) against 10
+}
+
+// Items X and Y of 2 units: a takes X (2.0) or Y (1.9), b only X (1.95). Every greedy order gives X to a (2.0);
+// the optimum moves a to Y for b (3.85), which only an eviction finds.
+PackingProblem eviction_instance() {
+  PackingProblem p;
+  p.item_count = 2;
+  p.item_capacity = {2, 2};
+  p.bidders = {{1, {{0, 2.0, {0, 0}}, {1, 1.9, {1, 1}}}}, {2, {{0, 1.95, {0, 0}}}}};
+  return p;
+}
+
+// The PF solve, given no start, starts from the greedy packing improved by the local search with evictions: cut
+// short at its first node it still returns the optimum the greedy packing misses.
+TEST(BoundedSolve, ShapeSolveGivenNoStartBeginsFromTheImprovedGreedyPacking) {
+  const PackingProblem p = eviction_instance();
+  ASSERT_NEAR(packing_value(p, greedy_packing(p, -1)), 2.0, 1e-12);
+  ShapeSolver solver;
+  const PackingSolution s = solver.solve(p, -1, SolveLimits{0, 1}, SolveHints{});
+  EXPECT_EQ(s.choice, (PackingChoice{1, 0}));
+  EXPECT_NEAR(s.value, 3.85, 1e-12);
+}
+
+// A solver whose PF solve is proven after `pf_nodes` nodes and whose solves without a bidder return the start they
+// were given, unproven.
+class EchoStartSolver final : public WinnerSolver {
+ public:
+  explicit EchoStartSolver(PackingChoice pf, std::int64_t pf_nodes) : pf_(std::move(pf)), pf_nodes_(pf_nodes) {}
+  std::string_view name() const override { return "echo"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints& hints) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? pf_ : *hints.warm_start;
+    s.value = packing_value(problem, s.choice);
+    s.proven_optimal = excluded < 0;
+    s.bound = excluded < 0 ? s.value : s.value + 1.0;
+    s.nodes = excluded < 0 ? pf_nodes_ : 1;
+    return s;
+  }
+
+ private:
+  PackingChoice pf_;
+  std::int64_t pf_nodes_;
+};
+
+// The eviction instance with a third bidder w that takes Y (10.0): the PF packing is w and a on X (12.0). Without w,
+// refilling it changes nothing (a stays on X, b finds no room), and only an eviction reaches b on X and a on Y (3.85).
+// After a PF solve of at least AuctionLimits::improved_starts_from_nodes nodes, the solve without w starts from that;
+// after a smaller one, from the refill.
+TEST(BoundedSolve, SolvesWithoutAWinnerStartFromTheRefillImprovedAfterALargePfSolve) {
+  PackingProblem p = eviction_instance();
+  p.bidders.push_back({3, {{0, 10.0, {1, 1}}}});
+  const PackingChoice pf{0, -1, 0};
+  ASSERT_EQ(upgrade_packing(p, 2, {0, -1, -1}), (PackingChoice{0, -1, -1}));
+  const AuctionLimits limits;
+  for (const std::int64_t pf_nodes : {limits.improved_starts_from_nodes, limits.improved_starts_from_nodes - 1}) {
+    SCOPED_TRACE(pf_nodes);
+    EchoStartSolver solver(pf, pf_nodes);
+    const PartialAllocation pa = partial_allocation(p, solver, limits);
+    ASSERT_EQ(pa.pf.choice, pf);
+    EXPECT_NEAR(pa.value_without[2], pf_nodes >= limits.improved_starts_from_nodes ? 3.85 : 2.0, 1e-12);
+  }
 }
 
 TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
