@@ -185,7 +185,7 @@ class Search {
       aborted_ = true;
       return;
     }
-    const bool solved = lp_->solve(deadline_.enabled() ? std::max(1e-6, deadline_.remaining()) : 0);
+    const bool solved = lp_->solve(deadline_.budget_left());
     if (solved) {
       lp_->item_prices(prices_);
     } else {

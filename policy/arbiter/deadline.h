@@ -2,6 +2,7 @@
 // The solvers' time budget. This is the arbiter's only clock read, and only when a budget is set: a
 // round must finish in bounded time on instances too large to solve exactly. For byte-for-byte
 // reproducible runs (the simulator) set no time budget and bound the search by nodes instead.
+#include <algorithm>
 #include <chrono>
 
 namespace themis::arbiter {
@@ -23,6 +24,9 @@ class Deadline {
     return left.count() > 0 ? left.count() : 0;
   }
   bool enabled() const { return enabled_; }
+  // The budget to hand a nested solve (an LP, a check): what is left, but at least 1e-6 s, since a budget of 0 means
+  // none; 0 (none) where there is no deadline.
+  double budget_left() const { return enabled_ ? std::max(1e-6, remaining()) : 0; }
   // Whether at least half of the budget is spent (never without a deadline).
   bool half_passed() const {
     return enabled_ && std::chrono::steady_clock::now() >= end_ - (end_ - start_) / 2;

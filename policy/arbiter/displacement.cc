@@ -39,7 +39,7 @@ DisplacementCheck DisplacementChecker::check(int excluded, double incumbent, dou
   DisplacementCheck out;
   const Deadline deadline(max_seconds);
   const auto solve = [&](PackingLp& lp) {
-    return lp.solve(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : 0);
+    return lp.solve(deadline.budget_left());
   };
   const auto& bidders = problem_.bidders;
   if (!lp_ || excluded < 0 || static_cast<std::size_t>(excluded) >= bidders.size()) return out;

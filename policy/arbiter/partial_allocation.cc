@@ -95,7 +95,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // PF solve was large enough for a search to cost more than the check's LPs (displacement.h).
   std::optional<DisplacementChecker> displacement;
   if (out.pf.proven_optimal && limits.displacement_from_nodes >= 0 && out.pf.nodes >= limits.displacement_from_nodes)
-    displacement.emplace(problem, out.pf, deadline.enabled() ? std::max(1e-6, deadline.remaining()) : 0);
+    displacement.emplace(problem, out.pf, deadline.budget_left());
   std::atomic<int> settled{0};
   std::vector<Solved> without(winners.size());
   std::vector<double> chained_prices;

@@ -301,6 +301,11 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
   std::vector<Column> columns;
   ClpSimplex lp;
   lp.setLogLevel(0);
+  // CLP's wall-clock limit before each solve: what the deadline leaves (CLP's -1: none).
+  const auto limit_to_deadline = [&] {
+    const double left = deadline.budget_left();
+    lp.setMaximumWallSeconds(left > 0 ? left : -1);
+  };
   {
     const int constraints = bidders + items + racks;
     std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
@@ -407,7 +412,7 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
     }
   };
   for (int iteration = 0; iteration < max_iterations; ++iteration) {
-    lp.setMaximumWallSeconds(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : -1);
+    limit_to_deadline();
     lp.primal();
     ++out.iterations;
     if (!lp.isProvenOptimal()) break;
@@ -458,7 +463,7 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
   // gap rarely reaches kDiveGap.
   if (excluded < 0 && best_rounded_value < out.bound - kImprovementTolerance - kDiveGap * out.bound && !deadline.passed()) {
     if (!lp.isProvenOptimal()) {  // the column generation stopped after adding columns (max_iterations)
-      lp.setMaximumWallSeconds(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : -1);
+      limit_to_deadline();
       lp.primal();
       if (lp.isProvenOptimal()) round();
     }
@@ -469,7 +474,7 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
         if (x[c] > 1e-6 && x[c] < 1 - 1e-6 && (pick < 0 || x[c] > x[static_cast<std::size_t>(pick)])) pick = static_cast<int>(c);
       if (pick < 0) break;
       lp.setColumnLower(pick, 1.0);
-      lp.setMaximumWallSeconds(deadline.enabled() ? std::max(1e-6, deadline.remaining()) : -1);
+      limit_to_deadline();
       lp.dual();
       if (!lp.isProvenOptimal()) break;
       round();

@@ -366,7 +366,7 @@ class Search {
         lp_->capacity[i] = usable_[i];
         lp_->lp->set_capacity(static_cast<int>(i), usable_[i]);
       }
-    if (!lp_->lp->solve(deadline_.enabled() ? std::max(1e-6, deadline_.remaining()) : 0)) return false;
+    if (!lp_->lp->solve(deadline_.budget_left())) return false;
     lp_->lp->item_prices(lp_prices_);
     return true;
   }

@@ -34,5 +34,18 @@ TEST(Deadline, HalfIsSpentOnceHalfTheBudgetHasElapsed) {
   EXPECT_TRUE(short_budget.half_passed());
 }
 
+// A nested solve is handed no budget (0) without a deadline, and a positive one with a deadline, even once it has
+// passed: a budget of 0 would read as none.
+TEST(Deadline, ANestedSolveGetsAPositiveBudgetOnlyUnderADeadline) {
+  EXPECT_EQ(Deadline(0).budget_left(), 0.0);
+  const Deadline hour(3600);
+  EXPECT_GT(hour.budget_left(), 3000.0);
+  EXPECT_LE(hour.budget_left(), 3600.0);
+  const Deadline short_budget(0.001);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(short_budget.passed());
+  EXPECT_EQ(short_budget.budget_left(), 1e-6);
+}
+
 }  // namespace
 }  // namespace themis::arbiter
