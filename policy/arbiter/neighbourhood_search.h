@@ -1,0 +1,26 @@
+#pragma once
+// A large-neighbourhood search on a packing of a problem with racks (PackingProblem::item_rack): for each pair of
+// racks in turn, the bidders whose rows touch either rack (or an item above the racks), and those holding nothing that
+// have a row within them, are freed, the others keep their rows, and the freed bidders' best packing within what the others leave is found by an
+// exact search (ShapeSolver) under a node cap; a better one replaces theirs. Passes over the pairs repeat while one
+// improves, until the deadline.
+//
+// It is for the packings a depth-first search leaves where a time budget stops it: that search revisits only its
+// last bidders' choices, so on the elastic (50, 256) auctions it ends about where it started, while re-solving a
+// neighbourhood changes choices anywhere (docs/performance.md, "A neighbourhood search on the unproven PF packing").
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/packing_problem.h"
+
+namespace themis::arbiter {
+
+struct NeighbourhoodLimits {
+  std::int64_t max_nodes = 20000;  // per neighbourhood's search
+  int max_passes = 4;              // over every pair of racks
+};
+
+// Returns a feasible choice (nothing for `excluded`) worth at least `choice`; `choice` itself where it is not
+// feasible, where the problem has fewer than two racks, or where the deadline has passed.
+PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, PackingChoice choice,
+                                   const Deadline& deadline, const NeighbourhoodLimits& limits = {});
+
+}  // namespace themis::arbiter
