@@ -28,6 +28,7 @@ PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, 
   std::vector<std::vector<int>> origin;  // per freed bidder: its rows in the neighbourhood's problem -> its own
   PackingProblem hood;
   PackingChoice start;
+  std::vector<int> units(items, 0);
   for (int pass = 0; pass < limits.max_passes; ++pass) {
     bool improved = false;
     // Pairs of racks by their distance in index, the nearest first: one pass pairs every rack with each other,
@@ -69,7 +70,6 @@ PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, 
         hood.bidders.resize(freed.size());
         origin.resize(freed.size());
         start.assign(freed.size(), -1);
-        std::vector<int> units(items, 0);
         for (std::size_t k = 0; k < freed.size(); ++k) {
           const PackingBidder& bidder = problem.bidders[freed[k]];
           hood.bidders[k].app = bidder.app;

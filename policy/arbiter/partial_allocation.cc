@@ -59,13 +59,15 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
                           limits.small_search_nodes);
   out.pf = pf.solution;
   // A PF packing the limits left unproven is improved by the neighbourhood search (pairs of racks re-solved,
-  // neighbourhood_search.h; under a budget for its share of it, hood_share), then by local search with evictions
-  // (improve_packing): where the depth-first search stalls, at (50, 256), they lift it by up to 1.7%
-  // (docs/performance.md, "A neighbourhood search on the unproven PF packing" and "A local search on the packings the
-  // budget left unproven").
+  // neighbourhood_search.h; under a time budget only, for its share of it, hood_share: without one it could take tens
+  // of seconds at 200 bidders), then by local search with evictions (improve_packing): where the depth-first search
+  // stalls, at (50, 256), they lift it by up to 1.7% (docs/performance.md, "A neighbourhood search on the unproven PF
+  // packing" and "A local search on the packings the budget left unproven").
   if (!out.pf.proven_optimal) {
-    const Deadline hood_deadline(deadline.enabled() ? std::min(deadline.budget_left(), hood_share) : 0);
-    PackingChoice improved = improve_packing(problem, -1, neighbourhood_search(problem, -1, out.pf.choice, hood_deadline));
+    PackingChoice improved = out.pf.choice;
+    if (deadline.enabled())
+      improved = neighbourhood_search(problem, -1, std::move(improved), Deadline(std::min(deadline.budget_left(), hood_share)));
+    improved = improve_packing(problem, -1, std::move(improved));
     const double v = packing_value(problem, improved);
     if (v > out.pf.value + kImprovementTolerance) {
       out.pf.choice = std::move(improved);
