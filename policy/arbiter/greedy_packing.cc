@@ -87,12 +87,7 @@ PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, P
   std::vector<std::size_t> first_row(n + 1, 0), load_begin(1, 0);
   for (std::size_t b = 0; b < n; ++b) {
     for (const PackingRow& row : problem.bidders[b].rows) {
-      for (std::size_t k = 0; k < row.items.size(); ++k) {
-        if (k > 0 && row.items[k] == row.items[k - 1])
-          ++loads.back().units;
-        else
-          loads.push_back({row.items[k], 1});
-      }
+      append_item_loads(row, loads);
       load_begin.push_back(loads.size());
     }
     first_row[b + 1] = first_row[b] + problem.bidders[b].rows.size();

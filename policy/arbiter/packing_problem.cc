@@ -78,14 +78,18 @@ double lagrangian_bound(const PackingProblem& problem, int excluded, const std::
   return total;
 }
 
+void append_item_loads(const PackingRow& row, std::vector<ItemLoad>& out) {
+  for (std::size_t k = 0; k < row.items.size(); ++k) {
+    if (k > 0 && row.items[k] == row.items[k - 1])
+      ++out.back().units;
+    else
+      out.push_back({row.items[k], 1});
+  }
+}
+
 std::vector<ItemLoad> item_loads(const PackingRow& row) {
   std::vector<ItemLoad> loads;
-  for (int item : row.items) {
-    if (!loads.empty() && loads.back().item == item)
-      ++loads.back().units;
-    else
-      loads.push_back({item, 1});
-  }
+  append_item_loads(row, loads);
   return loads;
 }
 

@@ -71,6 +71,8 @@ struct ItemLoad {
 };
 // A row's items with their units, in item order (PackingRow::items lists an item once per unit).
 std::vector<ItemLoad> item_loads(const PackingRow& row);
+// The same, appended to `out` (many rows' loads in one array).
+void append_item_loads(const PackingRow& row, std::vector<ItemLoad>& out);
 
 // Whether `choice` picks valid rows, within every item's capacity (pairwise disjoint when unit), and nothing for `excluded` (-1: none excluded).
 bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice, int excluded = -1);
