@@ -50,6 +50,10 @@ struct PackingSolution {
   double bound = 0;            // proven upper bound on the optimum (== value when optimal)
   bool proven_optimal = false;
   std::int64_t nodes = 0;      // search nodes explored (solver-specific)
+  // Per bidder, where the solver has them (empty: none): an upper bound on the optimum without that bidder as well,
+  // at most `bound`. Leaving a bidder out drops its dual's share of the bound, so these can be tighter than `bound`
+  // for the solves without a winner that a time budget skips or stops (partial_allocation.h).
+  std::vector<double> bound_without;
   // Relative optimality gap (bound − value) / bound, 0 when proven optimal or the bound is 0.
   double gap() const;
 };

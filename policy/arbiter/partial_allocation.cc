@@ -82,6 +82,16 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   const double total = out.pf.value;
   out.value_without.assign(n, total);
 
+  // A bound on W*_{-i} for a solve the budget skipped or stopped: W*_{-i} <= W* <= the PF bound; the Lagrangian bound at
+  // the PF solve's prices without i's term; and the PF solve's own bound without i where it has one (the rack
+  // decomposition's less i's price: at (200, 1024) 0.2-2% below the PF bound, docs/performance.md, "Bounds without a
+  // winner from the rack decomposition").
+  const auto pf_bound_without = [&](std::size_t i) {
+    double bound = std::min(out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices));
+    if (i < out.pf.bound_without.size()) bound = std::min(bound, out.pf.bound_without[i]);
+    return bound;
+  };
+
   std::vector<int> winners;
   for (std::size_t i = 0; i < n; ++i)
     if (out.pf.choice[i] >= 0) winners.push_back(static_cast<int>(i));
@@ -183,15 +193,14 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     const double others_at_pf = total - gain_i;
     if (!without[k].ran) {
       // Out of time: the best of the PF packing less i (refilled) and a greedy packing stands in for W*_{-i}
-      // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bound
-      // (W*_{-i} <= W*: leaving a bidder out never helps) or, if lower, each bidder's best row.
+      // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bounds without i
+      // (pf_bound_without) or, if lower, each bidder's best row.
       const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
       const double best_without = std::max({greedy, others_at_pf, packing_value(problem, pf_less(i))});
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;
-      // The PF solve's prices bound the problem without i too, by i's term less.
-      const double bound = std::min({trivial_bound, out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices)});
+      const double bound = std::min(trivial_bound, pf_bound_without(i));
       if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
       out.value_without[i] = best_without;
       out.c[i] = std::min(1.0, std::exp(others_at_pf - best_without));
@@ -204,8 +213,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     out.small_searches += without[k].small ? 1 : 0;
     out.proven_optimal = out.proven_optimal && solved.proven_optimal;
     const double best_without = std::max(solved.value, others_at_pf);
-    if (!solved.proven_optimal) {  // W*_{-i} <= W* <= the PF bound, often tighter than the solve's own
-      const double bound = std::min({solved.bound, out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices)});
+    if (!solved.proven_optimal) {  // the PF solve's bounds are often tighter than the solve's own
+      const double bound = std::min(solved.bound, pf_bound_without(i));
       if (bound > best_without) out.gap = std::max(out.gap, (bound - best_without) / bound);
     }
     out.value_without[i] = best_without;

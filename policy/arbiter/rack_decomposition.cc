@@ -489,6 +489,11 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
   return out;
 }
 
+double RackBound::bound_without(int bidder) const {
+  if (prices.empty()) return std::numeric_limits<double>::infinity();
+  return bound - prices[static_cast<std::size_t>(bidder)];
+}
+
 RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vector<int>& order,
                      const std::vector<double>& prices) {
   const Layout layout = make_layout(problem);

@@ -49,6 +49,10 @@ struct RackBound {
   bool proven = false;     // `choice` is optimal: its value is within kImprovementTolerance of `bound`
   int iterations = 0;      // master LP solves
   std::vector<double> prices;  // the prices of `bound`: per bidder, then per item (empty where none was computed)
+  // A bound on the optimum without `bidder` as well: `bound` less the bidder's price. At the same prices the problem
+  // without it loses that term, and each rack's best pattern and the linking rows can only lose its rows. +inf where
+  // no prices were computed.
+  double bound_without(int bidder) const;
 };
 
 class RackDecomposition {

@@ -407,6 +407,8 @@ class Search {
   double lp_root() const { return lp_root_; }
   // The rack decomposition's bound (+inf where it did not run).
   double racks_bound() const { return racks_bound_; }
+  // Per bidder, the decomposition's bound without it as well (RackBound::bound_without); empty where it gave no prices.
+  const std::vector<double>& racks_bound_without() const { return racks_bound_without_; }
   // The root's bound from the subgradient steps, which the LP's must beat to be used at the nodes.
   void set_root_steps_bound(double bound) { root_steps_bound_ = bound; }
 
@@ -433,6 +435,10 @@ class Search {
     }
     if (!result.choice.empty()) offer_incumbent(result.choice);
     racks_bound_ = result.bound;
+    if (!result.prices.empty()) {
+      racks_bound_without_.resize(problem_.bidders.size());
+      for (std::size_t b = 0; b < problem_.bidders.size(); ++b) racks_bound_without_[b] = result.bound_without(static_cast<int>(b));
+    }
     if (!result.proven && !result.prices.empty()) {
       std::vector<int> order;
       for (const Bidder& bidder : bidders_) order.push_back(bidder.index);
@@ -666,6 +672,7 @@ class Search {
   bool settled_ = false;                   // stopped because the best packing met a proven bound
   bool racks_ = false;                     // ShapeSolver's racks
   double racks_bound_ = std::numeric_limits<double>::infinity();
+  std::vector<double> racks_bound_without_;
   std::unique_ptr<RackTable> rack_table_;  // the decomposition's bound at the nodes, at its prices
   LpState* lp_ = nullptr;                  // in the shared memory, or own_memory_'s
   std::int64_t lp_from_nodes_ = 0;         // 0: no LP bounds
@@ -723,6 +730,10 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   solution.bound =
       complete ? solution.value : std::max(solution.value, std::min({root_bound, search.lp_root(), search.racks_bound()}));
   solution.nodes = search.nodes();
+  if (!search.racks_bound_without().empty()) {
+    solution.bound_without = search.racks_bound_without();
+    for (double& bound : solution.bound_without) bound = std::min(bound, solution.bound);
+  }
   return solution;
 }
 

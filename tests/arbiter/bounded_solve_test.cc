@@ -149,6 +149,37 @@ TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBound) {
   EXPECT_NEAR(pa.gap, 0.25, 1e-12);  // (4 − 3)/4 for b and c, not (100 − 3)/100
 }
 
+// A solver whose PF solve stops unproven with bounds without each bidder (PackingSolution::bound_without) and whose
+// solves without a bidder stop with the loosest bound.
+class BoundsWithoutSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "bounds without"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? PackingChoice{-1, 0, 0} : PackingChoice{0, -1, -1};
+    s.value = packing_value(problem, s.choice);
+    s.bound = excluded < 0 ? 4.1 : 100.0;
+    if (excluded < 0) s.bound_without = {4.1, 3.3, 3.2};
+    return s;
+  }
+};
+
+// The PF solve's bound without a winner bounds that winner's solve where the solve's own bound is looser: a: {0,1} 3.0,
+// b: {0} 2.0, c: {1} 2.0; the PF packing b + c = 4 under a bound of 4.1; without b (or c) the solves find a alone, 3.0,
+// under bounds of 100. The gap is b's, (3.3 − 3)/3.3, not (4.1 − 3)/4.1 from the PF bound; and with a time budget
+// that skips both solves, the same.
+TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBoundWithoutThem) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}, {}};
+  BoundsWithoutSolver solver;
+  const PartialAllocation stopped = partial_allocation(p, solver, AuctionLimits{});
+  EXPECT_EQ(stopped.solves, 3);
+  EXPECT_FALSE(stopped.proven_optimal);
+  EXPECT_NEAR(stopped.gap, 0.3 / 3.3, 1e-12);
+  const PartialAllocation skipped = partial_allocation(p, solver, AuctionLimits{1e-9, 0});
+  EXPECT_EQ(skipped.solves, 1);
+  EXPECT_NEAR(skipped.gap, 0.3 / 3.3, 1e-12);
+}
+
 // A solver that stops every solve unproven, the PF solve on a packing a local search improves.
 class UnprovenPfSolver final : public WinnerSolver {
  public:

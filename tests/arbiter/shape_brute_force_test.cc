@@ -87,7 +87,9 @@ TEST(ShapeBruteForce, LayeredSearchMatchesExhaustiveSearch) {
   EXPECT_GT(capacitated, 500);
 }
 
-void check_shapes(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {
+// `bounds_without`, where given, counts the PF solves that gave bounds without each bidder (PackingSolution::
+// bound_without), each checked against the exhaustive search.
+void check_shapes(WinnerSolver& solver, std::int64_t small_search_nodes = 0, int* bounds_without = nullptr) {
   const Cluster cluster = shape_cluster();
   Rng rng(20261125);
   int with_winners = 0, with_payment = 0, capacitated = 0;
@@ -111,6 +113,14 @@ void check_shapes(WinnerSolver& solver, std::int64_t small_search_nodes = 0) {
     EXPECT_NEAR(got.pf.value, expected.value, 1e-7);
     ASSERT_EQ(got.pf.choice, expected.choice);
     for (std::size_t i = 0; i < expected_c.size(); ++i) EXPECT_NEAR(got.c[i], expected_c[i], 1e-7) << "bidder " << i;
+    if (!got.pf.bound_without.empty()) {
+      if (bounds_without != nullptr) ++*bounds_without;
+      ASSERT_EQ(got.pf.bound_without.size(), problem.bidders.size());
+      for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+        EXPECT_GE(got.pf.bound_without[b], testing::brute_force(problem, static_cast<int>(b)).value - 1e-7) << "bidder " << b;
+        EXPECT_LE(got.pf.bound_without[b], got.pf.bound + 1e-12) << "bidder " << b;
+      }
+    }
 
     std::vector<std::vector<GpuIndex>> named(bids.size());
     for (std::size_t b = 0; b < bids.size(); ++b)
@@ -165,7 +175,9 @@ TEST(ShapeBruteForce, ShapeSolverMatchesExhaustiveSearch) {
 // decomposition: its packing where it settles a solve, its bound at the nodes otherwise.
 TEST(ShapeBruteForce, ShapeSolverWithLpBoundsMatchesExhaustiveSearch) {
   ShapeSolver solver(ShapeSolver::kDefaultNodeSteps, 1, -std::numeric_limits<double>::infinity());
-  check_shapes(solver);
+  int bounds_without = 0;
+  check_shapes(solver, 0, &bounds_without);
+  EXPECT_GT(bounds_without, 100);  // the rack decomposition's bounds without each bidder, checked
 }
 
 // The same without the rack decomposition.
