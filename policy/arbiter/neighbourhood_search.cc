@@ -25,6 +25,7 @@ PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, 
                      /*racks=*/false);
   std::vector<int> capacity(items);
   std::vector<std::size_t> freed;
+  std::vector<std::pair<double, std::size_t>> idle;  // bidders holding nothing: their best row within the pair
   std::vector<std::vector<int>> origin;  // per freed bidder: its rows in the neighbourhood's problem -> its own
   PackingProblem hood;
   PackingChoice start;
@@ -43,16 +44,17 @@ PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, 
         };
         for (std::size_t i = 0; i < items; ++i) capacity[i] = problem.capacity(static_cast<int>(i));
         freed.clear();
+        idle.clear();
         double freed_value = 0;
         for (std::size_t b = 0; b < n; ++b) {
           if (static_cast<int>(b) == excluded) continue;
           const int row = choice[b];
           if (row < 0) {
-            // A bidder holding nothing joins where one of its rows lies within the neighbourhood: at 200 bidders most
-            // hold nothing, and each of them in every neighbourhood would make its search as large as the problem.
-            const auto& rows = problem.bidders[b].rows;
-            if (std::any_of(rows.begin(), rows.end(), [&](const PackingRow& r) { return std::all_of(r.items.begin(), r.items.end(), in_hood); }))
-              freed.push_back(b);
+            // A bidder holding nothing may join where one of its rows lies within the neighbourhood (limits.max_idle).
+            double best = 0;
+            for (const PackingRow& r : problem.bidders[b].rows)
+              if (r.gain > best && std::all_of(r.items.begin(), r.items.end(), in_hood)) best = r.gain;
+            if (best > 0) idle.push_back({best, b});
             continue;
           }
           const std::vector<int>& row_items = problem.bidders[b].rows[static_cast<std::size_t>(row)].items;
@@ -63,6 +65,10 @@ PackingChoice neighbourhood_search(const PackingProblem& problem, int excluded, 
             for (int item : row_items) --capacity[static_cast<std::size_t>(item)];
           }
         }
+        const auto kept = std::min(idle.size(), static_cast<std::size_t>(std::max(0, limits.max_idle)));
+        const auto better = [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); };
+        std::partial_sort(idle.begin(), idle.begin() + static_cast<std::ptrdiff_t>(kept), idle.end(), better);
+        for (std::size_t k = 0; k < kept; ++k) freed.push_back(idle[k].second);
         // The freed bidders' rows that fit what the others leave, each alone.
         hood.item_count = problem.item_count;
         hood.item_capacity = capacity;

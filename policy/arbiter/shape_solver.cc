@@ -701,14 +701,11 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   // A solve given no start (the PF solve) starts from the greedy packing improved by the local search with evictions:
   // on the auctions that reach this solver (the small searches gave up) it saves more nodes than it costs
   // (docs/performance.md, "Improved starts for the searches"). The solves without a winner get theirs improved so.
-  if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded)) {
-    search.offer_incumbent(*hints.warm_start);
-    search.offer_incumbent(greedy_packing(problem, excluded));
-  } else {
-    PackingChoice greedy = greedy_packing(problem, excluded);
-    search.offer_incumbent(greedy);
-    search.offer_incumbent(improve_packing(problem, excluded, std::move(greedy)));
-  }
+  const bool started = hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded);
+  if (started) search.offer_incumbent(*hints.warm_start);
+  PackingChoice greedy = greedy_packing(problem, excluded);
+  search.offer_incumbent(greedy);
+  if (!started) search.offer_incumbent(improve_packing(problem, excluded, std::move(greedy)));
 
   std::vector<double> local_prices;
   std::vector<double>& prices = hints.item_prices != nullptr ? *hints.item_prices : local_prices;

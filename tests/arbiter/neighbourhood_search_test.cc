@@ -1,6 +1,7 @@
 // neighbourhood_search (neighbourhood_search.h): its packing is feasible and worth at least its start; where every
-// item lies in two racks or above them, one neighbourhood is the whole problem and the packing is optimal; and it
-// reaches a packing that needs three bidders to move at once, which the local search with evictions does not.
+// item lies in two racks or above them, one neighbourhood is the whole problem and the packing is optimal (on these
+// problems of up to 9 bidders, one more than the default max_idle); it reaches a packing that needs three bidders to
+// move at once, which the local search with evictions does not; and it frees at most max_idle bidders holding nothing.
 #include "policy/arbiter/neighbourhood_search.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,29 @@ TEST(NeighbourhoodSearch, LeavesAPackingAsItIsWithoutTwoRacksOrWhenInfeasible) {
   EXPECT_EQ(neighbourhood_search(p, -1, {0, 0, 0}, Deadline(0)), (PackingChoice{0, 0, 0}));
   p.item_rack.clear();
   EXPECT_EQ(neighbourhood_search(p, -1, {0, 0, 0}, Deadline(0)), (PackingChoice{0, 0, 0}));
+}
+
+// Ten bidders holding nothing, each with one row on an item of its own in rack 1 (gains 1.0 to 1.9, the larger the
+// later), and one holding item 0 of rack 0: a neighbourhood frees at most max_idle of those holding nothing, the ones
+// with the best rows, so one pass with max_idle 3 places the three best; with every one freed it places all ten.
+TEST(NeighbourhoodSearch, FreesAtMostMaxIdleOfTheBiddersHoldingNothingTheBestFirst) {
+  PackingProblem p;
+  p.item_count = 11;
+  p.item_capacity.assign(11, 1);
+  p.item_rack.assign(11, 1);
+  p.item_rack[0] = 0;
+  p.bidders.push_back({1, {{0, 1.0, {0}}}});
+  for (int b = 0; b < 10; ++b) p.bidders.push_back({b + 2, {{0, 1.0 + 0.1 * b, {b + 1}}}});
+  PackingChoice start(11, -1);
+  start[0] = 0;
+  NeighbourhoodLimits limits;
+  limits.max_passes = 1;
+  limits.max_idle = 3;
+  PackingChoice three = start;
+  three[8] = three[9] = three[10] = 0;
+  EXPECT_EQ(neighbourhood_search(p, -1, start, Deadline(0), limits), three);
+  limits.max_idle = 10;
+  EXPECT_EQ(neighbourhood_search(p, -1, start, Deadline(0), limits), PackingChoice(11, 0));
 }
 
 // Up to 8 items of 1 to 3 units over `racks` racks (an item above them now and then), up to 9 bidders of up to 4 rows
