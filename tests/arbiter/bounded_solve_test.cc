@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
@@ -178,6 +179,64 @@ TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBoundWithoutThem) {
   const PartialAllocation skipped = partial_allocation(p, solver, AuctionLimits{1e-9, 0});
   EXPECT_EQ(skipped.solves, 1);
   EXPECT_NEAR(skipped.gap, 0.3 / 3.3, 1e-12);
+}
+
+// A solver whose solves without a bidder stop unproven on a first call with their memory, on their optimum (a alone,
+// 3.0) under a bound of 100, after `first_nodes` nodes, and prove it on a call given that memory again.
+class SecondCallSolver final : public WinnerSolver {
+ public:
+  struct Memory final : SolverMemory {
+    int calls = 0;
+    std::unique_ptr<SolverMemory> clone() const override { return std::make_unique<Memory>(*this); }
+  };
+  explicit SecondCallSolver(std::int64_t first_nodes) : first_nodes_(first_nodes) {}
+  std::string_view name() const override { return "second call"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints& hints) override {
+    PackingSolution s;
+    s.choice = excluded < 0 ? PackingChoice{-1, 0, 0} : PackingChoice{0, -1, -1};
+    s.value = packing_value(problem, s.choice);
+    s.bound = s.value;
+    s.proven_optimal = true;
+    if (excluded < 0) {
+      *hints.memory = std::make_unique<Memory>();
+      return s;
+    }
+    s.nodes = 10;
+    if (dynamic_cast<Memory&>(**hints.memory).calls++ == 0) {
+      s.bound = 100;
+      s.proven_optimal = false;
+      s.nodes = first_nodes_;
+    } else {
+      EXPECT_EQ(*hints.warm_start, s.choice);  // the first call's packing
+    }
+    return s;
+  }
+
+ private:
+  std::int64_t first_nodes_;
+};
+
+// Under a time budget, the solves the budget stopped get a second round with the time left, each from its packing: a:
+// {0,1} 3.0, b: {0} 2.0, c: {1} 2.0, the PF packing b + c. A solve that searched 2,000 nodes or more goes on with its
+// own memory (here: proven on that second call); one that searched fewer starts again from the PF solve's (here:
+// stopped again). Without a budget nothing stops a solve for time and there is no second round.
+TEST(BoundedSolve, SolvesTheBudgetStoppedGetASecondRoundWithTheTimeLeft) {
+  const PackingProblem p{2, {{1, {{0, 3.0, {0, 1}}}}, {2, {{0, 2.0, {0}}}}, {3, {{0, 2.0, {1}}}}}, {}, {}};
+  SecondCallSolver large(2000);
+  const PartialAllocation continued = partial_allocation(p, large, AuctionLimits{60, 0});
+  EXPECT_EQ(continued.solves, 3);
+  EXPECT_TRUE(continued.proven_optimal);
+  EXPECT_EQ(continued.gap, 0.0);
+  EXPECT_EQ(continued.nodes, 2 * (2000 + 10));
+  EXPECT_NEAR(continued.value_without[1], 3.0, 1e-12);
+  SecondCallSolver small(1999);
+  const PartialAllocation restarted = partial_allocation(p, small, AuctionLimits{60, 0});
+  EXPECT_FALSE(restarted.proven_optimal);
+  EXPECT_EQ(restarted.nodes, 2 * (1999 + 1999));
+  EXPECT_NEAR(restarted.gap, 0.25, 1e-12);  // (4 − 3)/4: the PF bound
+  const PartialAllocation unbudgeted = partial_allocation(p, large, AuctionLimits{});
+  EXPECT_FALSE(unbudgeted.proven_optimal);
+  EXPECT_EQ(unbudgeted.nodes, 2 * 2000);
 }
 
 // A solver that stops every solve unproven, the PF solve on a packing a local search improves.
