@@ -202,10 +202,11 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
 
   // A second round for the solves the budget stopped, where every solve has had its turn and time is left: each solve's
   // share was the time left over the solves not yet started, so a hard solve early in the order stops while the easy
-  // ones after it return most of theirs. Each goes on from its packing with its own prices and memory (the bounds its
-  // subtrees proved still hold), on the threads of the first round, sharing the time left the same way (on an elastic
-  // (20, 64) auction two solves of 364,000 and 314,000 nodes stopped at 192,000 and 234,000 with 0.65 s of the 2 s
-  // left: docs/performance.md, "A second round for the solves the budget stopped").
+  // ones after it return most of theirs. Each goes on from its packing with its own prices and, where kept (above), its
+  // own memory (the bounds its subtrees proved still hold; else a fresh copy of the PF solve's), on the threads of the
+  // first round, sharing the time left the same way (on an elastic (20, 64) auction two solves of 364,000 and 314,000
+  // nodes stopped at 192,000 and 234,000 with 0.65 s of the 2 s left: docs/performance.md, "A second round for the
+  // solves the budget stopped").
   std::vector<std::size_t> again;
   const bool every_turn = std::all_of(without.begin(), without.end(), [](const Solved& solved) { return solved.ran; });
   for (std::size_t k = 0; k < stopped.size() && every_turn; ++k)
