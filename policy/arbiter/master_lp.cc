@@ -206,11 +206,11 @@ bool MasterLp::refactor() {
       if (std::abs(basis[r * m + k]) > std::abs(basis[pivot_row * m + k])) pivot_row = r;
     if (std::abs(basis[pivot_row * m + k]) < kSingular) return false;
     if (pivot_row != k) {
-      std::swap_ranges(basis.begin() + static_cast<std::ptrdiff_t>(k * m), basis.begin() + static_cast<std::ptrdiff_t>((k + 1) * m),
-                       basis.begin() + static_cast<std::ptrdiff_t>(pivot_row * m));
-      std::swap_ranges(inverse.begin() + static_cast<std::ptrdiff_t>(k * m),
-                       inverse.begin() + static_cast<std::ptrdiff_t>((k + 1) * m),
-                       inverse.begin() + static_cast<std::ptrdiff_t>(pivot_row * m));
+      const auto row = [m](std::vector<double>& matrix, std::size_t r) {
+        return matrix.begin() + static_cast<std::ptrdiff_t>(r * m);
+      };
+      std::swap_ranges(row(basis, k), row(basis, k + 1), row(basis, pivot_row));
+      std::swap_ranges(row(inverse, k), row(inverse, k + 1), row(inverse, pivot_row));
     }
     const double scale = 1.0 / basis[k * m + k];
     for (std::size_t c = 0; c < m; ++c) {
