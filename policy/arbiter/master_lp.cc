@@ -122,6 +122,25 @@ bool MasterLp::fix_at_one(int c) {
   return true;
 }
 
+double MasterLp::dot(const std::vector<double>& v, int j) const {
+  if (j < m_) return v[static_cast<std::size_t>(j)];
+  const auto c = static_cast<std::size_t>(j - m_);
+  double sum = 0;
+  for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
+    sum += v[static_cast<std::size_t>(row_[e])] * value_[e];
+  return sum;
+}
+
+void MasterLp::add_to(std::vector<double>& v, int j, double amount) const {
+  if (j < m_) {
+    v[static_cast<std::size_t>(j)] += amount;
+    return;
+  }
+  const auto c = static_cast<std::size_t>(j - m_);
+  for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
+    v[static_cast<std::size_t>(row_[e])] += amount * value_[e];
+}
+
 void MasterLp::direction(int j, std::vector<double>& alpha) const {
   const auto m = static_cast<std::size_t>(m_);
   if (j < m_) {
@@ -152,12 +171,8 @@ void MasterLp::compute_duals() {
 void MasterLp::compute_basic_values() {
   const auto m = static_cast<std::size_t>(m_);
   std::vector<double> rest = b_;  // b less the columns at their upper bound
-  for (int c = 0; c < n_; ++c) {
-    if (at_[static_cast<std::size_t>(m_ + c)] != At::upper) continue;
-    for (auto e = static_cast<std::size_t>(start_[static_cast<std::size_t>(c)]);
-         e < static_cast<std::size_t>(start_[static_cast<std::size_t>(c) + 1]); ++e)
-      rest[static_cast<std::size_t>(row_[e])] -= value_[e];
-  }
+  for (int c = 0; c < n_; ++c)
+    if (at_[static_cast<std::size_t>(m_ + c)] == At::upper) add_to(rest, m_ + c, -1.0);
   std::fill(xb_.begin(), xb_.end(), 0.0);
   for (std::size_t r = 0; r < m; ++r) {
     if (rest[r] == 0) continue;
@@ -168,18 +183,9 @@ void MasterLp::compute_basic_values() {
 
 double MasterLp::residual() const {
   std::vector<double> lhs(static_cast<std::size_t>(m_), 0.0);
-  auto add = [&](int j, double amount) {
-    if (j < m_) {
-      lhs[static_cast<std::size_t>(j)] += amount;
-      return;
-    }
-    const auto c = static_cast<std::size_t>(j - m_);
-    for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
-      lhs[static_cast<std::size_t>(row_[e])] += amount * value_[e];
-  };
-  for (std::size_t i = 0; i < head_.size(); ++i) add(head_[i], xb_[i]);
+  for (std::size_t i = 0; i < head_.size(); ++i) add_to(lhs, head_[i], xb_[i]);
   for (int c = 0; c < n_; ++c)
-    if (at_[static_cast<std::size_t>(m_ + c)] == At::upper) add(m_ + c, 1.0);
+    if (at_[static_cast<std::size_t>(m_ + c)] == At::upper) add_to(lhs, m_ + c, 1.0);
   double worst = 0;
   for (std::size_t r = 0; r < lhs.size(); ++r) worst = std::max(worst, std::abs(lhs[r] - b_[r]));
   return worst;
@@ -398,15 +404,7 @@ void MasterLp::update_duals_and_weights(int p, int q, int leaving, double pivot_
   for (int j = 0; j < m_ + n_; ++j) {
     const At at = at_[static_cast<std::size_t>(j)];
     if (at == At::basic || at == At::fixed || j == leaving) continue;
-    double entry;
-    if (j < m_) {
-      entry = row_p_[static_cast<std::size_t>(j)];
-    } else {
-      const auto c = static_cast<std::size_t>(j - m_);
-      entry = 0;
-      for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
-        entry += row_p_[static_cast<std::size_t>(row_[e])] * value_[e];
-    }
+    const double entry = dot(row_p_, j);
     if (entry == 0) continue;
     const double scaled = entry / pivot_entry;
     double& w = weight_[static_cast<std::size_t>(j)];

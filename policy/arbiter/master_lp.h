@@ -54,6 +54,9 @@ class MasterLp {
   // Variables: one slack per row first (A·x + s = b, s ≥ 0), then the columns.
   double upper(int j) const { return j < m_ ? kInfinity : 1.0; }
   double cost(int j) const { return j < m_ ? 0.0 : cost_[static_cast<std::size_t>(j - m_)]; }
+  // Variable j's column (a slack's: its row's unit vector) against a vector over the rows: v·a_j, and v += amount·a_j.
+  double dot(const std::vector<double>& v, int j) const;
+  void add_to(std::vector<double>& v, int j, double amount) const;
   // alpha = B⁻¹·a_j (dense, m entries).
   void direction(int j, std::vector<double>& alpha) const;
   // B⁻¹ from the basic columns (Gauss-Jordan with partial pivoting) and the basic values from it; false if singular.
