@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "policy/arbiter/dense_inverse.h"
 
 namespace themis::arbiter {
 namespace {
@@ -193,48 +197,13 @@ double MasterLp::residual() const {
 
 bool MasterLp::refactor() {
   const auto m = static_cast<std::size_t>(m_);
-  // [B | I] → [I | B⁻¹] by row operations; both row-major here.
-  std::vector<double> basis(m * m, 0.0), inverse(m * m, 0.0);
-  for (std::size_t i = 0; i < m; ++i) {
-    inverse[i * m + i] = 1.0;
-    const int j = head_[i];
-    if (j < m_) {
-      basis[static_cast<std::size_t>(j) * m + i] = 1.0;
-      continue;
-    }
-    const auto c = static_cast<std::size_t>(j - m_);
-    for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
-      basis[static_cast<std::size_t>(row_[e]) * m + i] += value_[e];
-  }
-  for (std::size_t k = 0; k < m; ++k) {
-    std::size_t pivot_row = k;
-    for (std::size_t r = k + 1; r < m; ++r)
-      if (std::abs(basis[r * m + k]) > std::abs(basis[pivot_row * m + k])) pivot_row = r;
-    if (std::abs(basis[pivot_row * m + k]) < kSingular) return false;
-    if (pivot_row != k) {
-      const auto row = [m](std::vector<double>& matrix, std::size_t r) {
-        return matrix.begin() + static_cast<std::ptrdiff_t>(r * m);
-      };
-      std::swap_ranges(row(basis, k), row(basis, k + 1), row(basis, pivot_row));
-      std::swap_ranges(row(inverse, k), row(inverse, k + 1), row(inverse, pivot_row));
-    }
-    const double scale = 1.0 / basis[k * m + k];
-    for (std::size_t c = 0; c < m; ++c) {
-      basis[k * m + c] *= scale;
-      inverse[k * m + c] *= scale;
-    }
-    for (std::size_t r = 0; r < m; ++r) {
-      const double factor = basis[r * m + k];
-      if (r == k || factor == 0) continue;
-      for (std::size_t c = 0; c < m; ++c) {
-        basis[r * m + c] -= factor * basis[k * m + c];
-        inverse[r * m + c] -= factor * inverse[k * m + c];
-      }
-    }
-  }
+  // B row-major (entry (row, position)); its inverse comes row-major, B⁻¹ is kept column-major.
+  const std::optional<std::vector<double>> inverse =
+      dense_inverse(basis_matrix(m_, head_, start_, row_, value_), m, kSingular);
+  if (!inverse) return false;
   // Row i of the result is B⁻¹'s row for basis position i.
   for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t r = 0; r < m; ++r) binv_[r * m + i] = inverse[i * m + r];
+    for (std::size_t r = 0; r < m; ++r) binv_[r * m + i] = (*inverse)[i * m + r];
   compute_basic_values();
   duals_stale_ = true;
   since_check_ = 0;

@@ -4,31 +4,69 @@
 #include <CoinPackedMatrix.hpp>
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
+
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/dense_dual_lp.h"
 
 namespace themis::arbiter {
 
+// Dense (dense_dual_lp.h) while the LP has at most DenseDualLp::kMaxRows rows and only bounds and capacities change;
+// CLP otherwise: larger LPs, item minimums or new gains (the displacement checks), or a dense solve that failed.
 struct PackingLp::Impl {
+  std::optional<DenseDualLp> dense;
   ClpSimplex lp;
   int bidders = 0;
   int items = 0;
   int columns = 0;
-  bool hot = false;  // the last solve kept its factorization and work areas
+  bool hot = false;  // the last CLP solve kept its factorization and work areas
+  // The LP as given, for loading it into CLP (shared by the copies).
+  struct Matrix {
+    std::vector<CoinBigIndex> starts;
+    std::vector<int> indices, lengths;
+    std::vector<double> elements, objective;
+  };
+  std::shared_ptr<const Matrix> matrix;
+  void load_clp();
 };
+
+void PackingLp::Impl::load_clp() {
+  const int constraints = bidders + items;
+  const CoinPackedMatrix packed(true, constraints, columns, static_cast<CoinBigIndex>(matrix->indices.size()),
+                                matrix->elements.data(), matrix->indices.data(), matrix->starts.data(),
+                                matrix->lengths.data());
+  std::vector<double> col_upper(static_cast<std::size_t>(columns), 1.0);
+  std::vector<double> row_upper(static_cast<std::size_t>(constraints), 1.0);
+  if (dense) {
+    col_upper = dense->upper();
+    row_upper = dense->rhs();
+  }
+  const std::vector<double> col_lower(static_cast<std::size_t>(columns), 0.0);
+  const std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
+  lp.setLogLevel(0);
+  lp.loadProblem(packed, col_lower.data(), col_upper.data(), matrix->objective.data(), row_lower.data(),
+                 row_upper.data());
+  lp.setOptimizationDirection(-1);  // maximise
+  lp.scaling(0);  // coefficients are unit counts: nothing to scale
+  dense.reset();
+  hot = false;
+}
 
 PackingLp::PackingLp() : impl_(std::make_unique<Impl>()) {}
 
 PackingLp::PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns,
-                     std::span<const int> capacity)
+                     std::span<const int> capacity, Engine engine)
     : impl_(std::make_unique<Impl>()) {
   impl_->bidders = bidder_count;
   impl_->items = item_count;
   impl_->columns = static_cast<int>(columns.size());
-  std::vector<CoinBigIndex> starts;
-  std::vector<int> indices, lengths;
-  std::vector<double> elements, objective;
+  auto matrix = std::make_shared<Impl::Matrix>();
+  auto& indices = matrix->indices;
+  auto& elements = matrix->elements;
   for (const LpColumn& column : columns) {
     const auto start = indices.size();
-    starts.push_back(static_cast<CoinBigIndex>(start));
+    matrix->starts.push_back(static_cast<CoinBigIndex>(start));
     indices.push_back(column.bidder);
     elements.push_back(1.0);
     // One matrix entry per item, its coefficient the units taken (CoinPackedMatrix refuses duplicates).
@@ -40,51 +78,79 @@ PackingLp::PackingLp(int item_count, int bidder_count, std::span<const LpColumn>
         elements.push_back(1.0);
       }
     }
-    lengths.push_back(static_cast<int>(indices.size() - start));
-    objective.push_back(column.gain);
+    matrix->lengths.push_back(static_cast<int>(indices.size() - start));
+    matrix->objective.push_back(column.gain);
   }
-  starts.push_back(static_cast<CoinBigIndex>(indices.size()));
-  const int constraints = bidder_count + item_count;
-  const CoinPackedMatrix matrix(true, constraints, impl_->columns, static_cast<CoinBigIndex>(indices.size()),
-                                elements.data(), indices.data(), starts.data(), lengths.data());
-  const std::vector<double> col_lower(columns.size(), 0.0), col_upper(columns.size(), 1.0);
-  const std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
-  std::vector<double> row_upper(static_cast<std::size_t>(constraints), 1.0);
+  matrix->starts.push_back(static_cast<CoinBigIndex>(indices.size()));
+  impl_->matrix = std::move(matrix);
+  if (engine == Engine::automatic && bidder_count + item_count <= DenseDualLp::kMaxRows) {
+    impl_->dense.emplace(item_count, bidder_count, columns, capacity);
+    return;
+  }
+  impl_->load_clp();
   for (std::size_t g = 0; g < capacity.size() && static_cast<int>(g) < item_count; ++g)
-    row_upper[static_cast<std::size_t>(bidder_count) + g] = capacity[g];
-  impl_->lp.setLogLevel(0);
-  impl_->lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(),
-                        row_upper.data());
-  impl_->lp.setOptimizationDirection(-1);  // maximise
-  impl_->lp.scaling(0);  // coefficients are unit counts: nothing to scale
+    impl_->lp.setRowUpper(bidder_count + static_cast<int>(g), capacity[g]);
 }
 
 PackingLp::~PackingLp() = default;
 
 std::unique_ptr<PackingLp> PackingLp::clone() const {
   std::unique_ptr<PackingLp> copy(new PackingLp());
-  copy->impl_->lp = impl_->lp;  // with its status arrays: the copy starts from the same basis
-  copy->impl_->lp.setLogLevel(0);  // the copy gets a message handler of its own, at the default level
-  copy->impl_->bidders = impl_->bidders;
-  copy->impl_->items = impl_->items;
-  copy->impl_->columns = impl_->columns;
+  Impl& to = *copy->impl_;
+  const Impl& from = *impl_;
+  to.dense = from.dense;
+  if (!from.dense) {
+    to.lp = from.lp;  // with its status arrays: the copy starts from the same basis
+    to.lp.setLogLevel(0);  // the copy gets a message handler of its own, at the default level
+  }
+  to.bidders = from.bidders;
+  to.items = from.items;
+  to.columns = from.columns;
+  to.matrix = from.matrix;
   return copy;
 }
 
 void PackingLp::set_bounds(int column, double lower, double upper) {
+  if (impl_->dense && lower == 0) {
+    impl_->dense->set_upper(column, upper);
+    return;
+  }
+  if (impl_->dense) impl_->load_clp();
   impl_->lp.setColumnLower(column, lower);
   impl_->lp.setColumnUpper(column, upper);
 }
 
-void PackingLp::set_capacity(int item, double capacity) { impl_->lp.setRowUpper(impl_->bidders + item, capacity); }
+void PackingLp::set_capacity(int item, double capacity) {
+  if (impl_->dense && capacity >= 0) {
+    impl_->dense->set_capacity(item, capacity);
+    return;
+  }
+  if (impl_->dense) impl_->load_clp();
+  impl_->lp.setRowUpper(impl_->bidders + item, capacity);
+}
 
 void PackingLp::set_item_minimum(int item, double minimum) {
+  if (impl_->dense) impl_->load_clp();
   impl_->lp.setRowLower(impl_->bidders + item, std::isfinite(minimum) ? minimum : -COIN_DBL_MAX);
 }
 
-void PackingLp::set_gain(int column, double gain) { impl_->lp.setObjectiveCoefficient(column, gain); }
+void PackingLp::set_gain(int column, double gain) {
+  if (impl_->dense) impl_->load_clp();
+  impl_->lp.setObjectiveCoefficient(column, gain);
+}
 
 bool PackingLp::solve(double max_seconds) {
+  if (impl_->dense) {
+    switch (impl_->dense->solve(Deadline(max_seconds))) {
+      case DenseDualLp::Status::optimal:
+        return true;
+      case DenseDualLp::Status::stopped:
+        return false;
+      case DenseDualLp::Status::failed:
+        impl_->load_clp();  // from scratch, at the bounds and capacities now set
+        break;
+    }
+  }
   impl_->lp.setMaximumWallSeconds(max_seconds > 0 ? max_seconds : -1);
   // Between solves only bounds change (ClpSimplex's setters update its work areas), so a solve after a
   // solved one reuses the factorization and work areas: CLP's "hot start", startFinishOptions 1 | 2 | 4.
@@ -94,6 +160,7 @@ bool PackingLp::solve(double max_seconds) {
 }
 
 std::span<const double> PackingLp::x() const {
+  if (impl_->dense) return impl_->dense->x();
   return {impl_->lp.primalColumnSolution(), static_cast<std::size_t>(impl_->columns)};
 }
 
@@ -103,10 +170,10 @@ void PackingLp::item_prices(std::vector<double>& prices) const {
 }
 
 void PackingLp::item_duals(std::vector<double>& duals) const {
-  const double* row = impl_->lp.dualRowSolution();
+  const double* row = impl_->dense ? impl_->dense->duals().data() : impl_->lp.dualRowSolution();
   duals.assign(row + impl_->bidders, row + impl_->bidders + impl_->items);
 }
 
-bool PackingLp::proven_infeasible() const { return impl_->lp.isProvenPrimalInfeasible(); }
+bool PackingLp::proven_infeasible() const { return !impl_->dense && impl_->lp.isProvenPrimalInfeasible(); }
 
 }  // namespace themis::arbiter

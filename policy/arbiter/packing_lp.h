@@ -5,6 +5,9 @@
 // are the best Lagrangian prices (with them the Lagrangian bound Σ_i λ_i·capacity_i + Σ_b max(0, max_r
 // gain_r − Σ_i λ_i·units_ri) equals the LP bound), but the searches compute every bound they prune or
 // report with themselves, from λ >= 0, so LP tolerances never decide optimality.
+//
+// Solved by a dual simplex of its own (dense_dual_lp.h) where it has at most DenseDualLp::kMaxRows rows, else by CLP;
+// item minimums and new gains (set_item_minimum, set_gain) hand it to CLP for good.
 #include <memory>
 #include <span>
 #include <vector>
@@ -20,9 +23,13 @@ struct LpColumn {
 
 class PackingLp {
  public:
+  enum class Engine {
+    automatic,  // dense_dual_lp.h where small enough, else CLP
+    clp,        // CLP from the start: for an LP whose gains or item minimums will change
+  };
   // `capacity`: units of each item; empty: one unit each.
   PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns,
-            std::span<const int> capacity = {});
+            std::span<const int> capacity = {}, Engine engine = Engine::automatic);
   ~PackingLp();
   PackingLp(const PackingLp&) = delete;
   PackingLp& operator=(const PackingLp&) = delete;

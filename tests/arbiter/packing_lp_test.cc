@@ -1,5 +1,6 @@
 // The packing LP with capacities (packing_lp.h): units per row, a capacity per item, warm re-solves after
-// bound and capacity changes, and copies that re-solve from the same basis; every figure is worked by hand.
+// bound and capacity changes, and copies that re-solve from the same basis; every figure is worked by hand. Each test
+// runs on both engines: the dense dual simplex (dense_dual_lp.h) and CLP.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -19,15 +20,17 @@ struct Fixture {
   std::vector<int> capacity{8};
 };
 
+class PackingLpOnBothEngines : public testing::TestWithParam<PackingLp::Engine> {};
+
 double value(const PackingLp& lp, const std::vector<LpColumn>& columns) {
   double total = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) total += lp.x()[c] * columns[c].gain;
   return total;
 }
 
-TEST(PackingLp, RowsTakeUnitsOfCapacitatedItems) {
+TEST_P(PackingLpOnBothEngines, RowsTakeUnitsOfCapacitatedItems) {
   Fixture f;
-  PackingLp lp(1, 2, f.columns, f.capacity);
+  PackingLp lp(1, 2, f.columns, f.capacity, GetParam());
   ASSERT_TRUE(lp.solve(0));
   EXPECT_NEAR(value(lp, f.columns), 1.0 + 2.0 / 3.0, 1e-9);
   EXPECT_NEAR(lp.x()[0], 2.0 / 3.0, 1e-9);
@@ -39,9 +42,9 @@ TEST(PackingLp, RowsTakeUnitsOfCapacitatedItems) {
   EXPECT_NEAR(prices[0], 1.0 / 6.0, 1e-9);
 }
 
-TEST(PackingLp, ResolvesAfterCapacityAndBoundChanges) {
+TEST_P(PackingLpOnBothEngines, ResolvesAfterCapacityAndBoundChanges) {
   Fixture f;
-  PackingLp lp(1, 2, f.columns, f.capacity);
+  PackingLp lp(1, 2, f.columns, f.capacity, GetParam());
   ASSERT_TRUE(lp.solve(0));
   // 6 units: bidder 0 alone fills it (1), or bidder 1's 4 and a third of bidder 0 (1 + 1/3): the latter.
   lp.set_capacity(0, 6);
@@ -58,9 +61,9 @@ TEST(PackingLp, ResolvesAfterCapacityAndBoundChanges) {
   EXPECT_NEAR(value(lp, f.columns), 1.0 + 2.0 / 3.0, 1e-9);
 }
 
-TEST(PackingLp, CopyKeepsBoundsAndSolvesOnItsOwn) {
+TEST_P(PackingLpOnBothEngines, CopyKeepsBoundsAndSolvesOnItsOwn) {
   Fixture f;
-  PackingLp lp(1, 2, f.columns, f.capacity);
+  PackingLp lp(1, 2, f.columns, f.capacity, GetParam());
   ASSERT_TRUE(lp.solve(0));
   lp.set_bounds(0, 0, 0);
   const auto copy = lp.clone();
@@ -73,14 +76,20 @@ TEST(PackingLp, CopyKeepsBoundsAndSolvesOnItsOwn) {
   EXPECT_NEAR(value(lp, f.columns), 1.0, 1e-9);
 }
 
-TEST(PackingLp, UnitItemsWithoutCapacities) {
+TEST_P(PackingLpOnBothEngines, UnitItemsWithoutCapacities) {
   // Items 0 and 1 of one unit each: {0} for 1, {0, 1} for 1.5, {1} for 1 (another bidder): 2.
   std::vector<int> a{0}, ab{0, 1}, b{1};
   std::vector<LpColumn> columns{{0, 1.0, &a}, {0, 1.5, &ab}, {1, 1.0, &b}};
-  PackingLp lp(2, 2, columns);
+  PackingLp lp(2, 2, columns, {}, GetParam());
   ASSERT_TRUE(lp.solve(0));
   EXPECT_NEAR(value(lp, columns), 2.0, 1e-9);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, PackingLpOnBothEngines,
+                         testing::Values(PackingLp::Engine::automatic, PackingLp::Engine::clp),
+                         [](const testing::TestParamInfo<PackingLp::Engine>& engine) {
+                           return engine.param == PackingLp::Engine::clp ? "Clp" : "Dense";
+                         });
 
 }  // namespace
 }  // namespace themis::arbiter

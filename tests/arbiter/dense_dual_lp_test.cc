@@ -1,0 +1,155 @@
+// The nodes' dense dual simplex (dense_dual_lp.h) against CLP on random packing LPs: cold, then re-solved warm
+// through the changes a search makes between nodes (columns closed and reopened, capacities lowered and restored),
+// and from copies. Every solve is checked for a feasible x, duals at least 0, and strong duality: Σ y·b plus each
+// column's upper bound times its reduced gain where positive equals the objective, which CLP's objective matches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "policy/arbiter/deadline.h"
+#include "policy/arbiter/dense_dual_lp.h"
+#include "policy/arbiter/packing_lp.h"
+#include "random_packing.h"
+
+namespace themis::arbiter {
+namespace {
+
+constexpr double kClose = 1e-7;
+
+struct Setting {
+  std::vector<double> upper;  // per column, 0 or 1
+  std::vector<int> capacity;  // per item
+};
+
+double clp_objective(const RandomPacking& p, const Setting& setting) {
+  std::vector<LpColumn> columns;
+  for (std::size_t c = 0; c < p.gain.size(); ++c) columns.push_back({p.bidder[c], p.gain[c], &p.units[c]});
+  PackingLp lp(p.items, p.bidders, columns, setting.capacity, PackingLp::Engine::clp);
+  for (std::size_t c = 0; c < columns.size(); ++c) lp.set_bounds(static_cast<int>(c), 0, setting.upper[c]);
+  EXPECT_TRUE(lp.solve(0));
+  double total = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c) total += lp.x()[c] * p.gain[c];
+  return total;
+}
+
+// Solves `lp` and checks it against CLP on the same setting.
+void expect_optimal(DenseDualLp& lp, const RandomPacking& p, const Setting& setting) {
+  ASSERT_EQ(lp.solve(Deadline(0)), DenseDualLp::Status::optimal);
+  std::vector<double> rhs(static_cast<std::size_t>(p.bidders), 1.0);
+  rhs.insert(rhs.end(), setting.capacity.begin(), setting.capacity.end());
+  double objective = 0, bound = 0;
+  std::vector<double> used(rhs.size(), 0.0);
+  for (std::size_t r = 0; r < rhs.size(); ++r) {
+    EXPECT_GE(lp.duals()[r], -1e-9) << "row " << r;
+    bound += std::max(0.0, lp.duals()[r]) * rhs[r];
+  }
+  for (std::size_t c = 0; c < p.gain.size(); ++c) {
+    const double x = lp.x()[c];
+    EXPECT_GE(x, -1e-9);
+    EXPECT_LE(x, setting.upper[c] + 1e-9);
+    objective += p.gain[c] * x;
+    double reduced = p.gain[c];
+    for (const auto& [row, value] : p.entries(c)) {
+      used[static_cast<std::size_t>(row)] += value * x;
+      reduced -= std::max(0.0, lp.duals()[static_cast<std::size_t>(row)]) * value;
+    }
+    bound += setting.upper[c] * std::max(0.0, reduced);
+  }
+  for (std::size_t r = 0; r < rhs.size(); ++r) EXPECT_LE(used[r], rhs[r] + 1e-9) << "row " << r;
+  EXPECT_NEAR(bound, objective, kClose);
+  EXPECT_NEAR(objective, clp_objective(p, setting), kClose);
+}
+
+void apply(DenseDualLp& lp, const Setting& setting) {
+  for (std::size_t c = 0; c < setting.upper.size(); ++c) lp.set_upper(static_cast<int>(c), setting.upper[c]);
+  for (std::size_t i = 0; i < setting.capacity.size(); ++i) lp.set_capacity(static_cast<int>(i), setting.capacity[i]);
+}
+
+// What a search's next node looks like: some bidders' columns closed (placed higher up, or left out), some columns
+// that no longer fit closed, capacities down by what the path took; now and then back to the root's.
+Setting next_node(std::mt19937& rng, const RandomPacking& p) {
+  Setting s{std::vector<double>(p.gain.size(), 1.0), p.capacity};
+  if (std::bernoulli_distribution(0.15)(rng)) return s;
+  const int depth = std::uniform_int_distribution<int>(0, p.bidders)(rng);
+  for (std::size_t c = 0; c < p.gain.size(); ++c)
+    if (p.bidder[c] < depth || std::bernoulli_distribution(0.2)(rng)) s.upper[c] = 0;
+  for (int& capacity : s.capacity) capacity = std::uniform_int_distribution<int>(0, capacity)(rng);
+  return s;
+}
+
+std::vector<LpColumn> columns_of(const RandomPacking& p) {
+  std::vector<LpColumn> columns;
+  for (std::size_t c = 0; c < p.gain.size(); ++c) columns.push_back({p.bidder[c], p.gain[c], &p.units[c]});
+  return columns;
+}
+
+TEST(DenseDualLp, MatchesClpColdAndThroughASearchsChanges) {
+  std::mt19937 rng(20261207);
+  for (int instance = 0; instance < 200; ++instance) {
+    SCOPED_TRACE(instance);
+    RandomPacking p = random_packing(rng, 40, 60);
+    if (instance % 2 == 1)  // distinct gains as well as the few tied values random_packing draws
+      for (double& gain : p.gain) gain = std::uniform_real_distribution<double>(0.01, 3.0)(rng);
+    const std::vector<LpColumn> columns = columns_of(p);
+    DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
+    expect_optimal(lp, p, {std::vector<double>(p.gain.size(), 1.0), p.capacity});
+    for (int node = 0; node < 20; ++node) {
+      SCOPED_TRACE(node);
+      const Setting setting = next_node(rng, p);
+      apply(lp, setting);
+      expect_optimal(lp, p, setting);
+    }
+  }
+}
+
+TEST(DenseDualLp, ACopyResolvesFromTheSameBasisOnItsOwn) {
+  std::mt19937 rng(5);
+  for (int instance = 0; instance < 50; ++instance) {
+    SCOPED_TRACE(instance);
+    const RandomPacking p = random_packing(rng, 30, 40);
+    const std::vector<LpColumn> columns = columns_of(p);
+    DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
+    const Setting root{std::vector<double>(p.gain.size(), 1.0), p.capacity};
+    expect_optimal(lp, p, root);
+    DenseDualLp copy = lp;
+    const Setting setting = next_node(rng, p);
+    apply(copy, setting);
+    expect_optimal(copy, p, setting);
+    expect_optimal(lp, p, root);  // untouched by the copy's changes
+    apply(lp, setting);
+    expect_optimal(lp, p, setting);
+    EXPECT_EQ(lp.x(), copy.x());  // the same basis and the same changes: the same steps
+  }
+}
+
+// A column closed while basic at a fractional value, and every column closed: the basis stays dual feasible.
+TEST(DenseDualLp, ClosingEveryColumnLeavesZero) {
+  std::mt19937 rng(9);
+  const RandomPacking p = random_packing(rng, 10, 10);
+  const std::vector<LpColumn> columns = columns_of(p);
+  DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
+  expect_optimal(lp, p, {std::vector<double>(p.gain.size(), 1.0), p.capacity});
+  const Setting closed{std::vector<double>(p.gain.size(), 0.0), p.capacity};
+  apply(lp, closed);
+  expect_optimal(lp, p, closed);
+  for (const double x : lp.x()) EXPECT_EQ(x, 0.0);
+}
+
+// More than kMaxRows rows: PackingLp takes CLP, with the same answer as CLP by itself.
+TEST(DenseDualLp, PackingLpHandsALargeLpToClp) {
+  std::mt19937 rng(13);
+  RandomPacking p;
+  do p = random_packing(rng, 200, 200);
+  while (p.bidders + p.items <= DenseDualLp::kMaxRows);
+  const std::vector<LpColumn> columns = columns_of(p);
+  PackingLp lp(p.items, p.bidders, columns, p.capacity);
+  ASSERT_TRUE(lp.solve(0));
+  double total = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c) total += lp.x()[c] * p.gain[c];
+  EXPECT_NEAR(total, clp_objective(p, {std::vector<double>(p.gain.size(), 1.0), p.capacity}), kClose);
+}
+
+}  // namespace
+}  // namespace themis::arbiter
