@@ -78,12 +78,35 @@ DenseDualLp::DenseDualLp(int item_count, int bidder_count, std::span<const LpCol
   row_alpha_.assign(m + columns.size(), 0.0);
   column_.assign(m, 0.0);
   flipped_.assign(m, 0.0);
+  shift_.assign(m, 0.0);
+  changed_.assign(columns.size(), 0);
 }
 
-void DenseDualLp::set_upper(int column, double upper) { upper_[static_cast<std::size_t>(column)] = upper; }
+void DenseDualLp::add_column(std::vector<double>& v, std::size_t c, double amount) const {
+  for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
+    v[static_cast<std::size_t>(row_[e])] += amount * value_[e];
+}
+
+void DenseDualLp::set_upper(int column, double upper) {
+  const auto c = static_cast<std::size_t>(column);
+  double& old = upper_[c];
+  if (old == upper) return;
+  At& at = at_[static_cast<std::size_t>(m_) + c];
+  if (at == At::upper) {  // its value moves from the old bound to the new: b − N·x_N rises by a·(old − upper)
+    add_column(shift_, c, old - upper);
+    if (upper == 0) at = At::lower;
+  }
+  old = upper;
+  if (!changed_[c]) {
+    changed_[c] = 1;
+    changed_columns_.push_back(static_cast<int>(c));
+  }
+}
 
 void DenseDualLp::set_capacity(int item, double capacity) {
-  rhs_[static_cast<std::size_t>(bidders_ + item)] = capacity;
+  const auto r = static_cast<std::size_t>(bidders_ + item);
+  shift_[r] += capacity - rhs_[r];
+  rhs_[r] = capacity;
 }
 
 double DenseDualLp::upper_of(int j) const { return j < m_ ? kInfinity : upper_[static_cast<std::size_t>(j - m_)]; }
@@ -341,32 +364,72 @@ void DenseDualLp::fill_x() {
     }
 }
 
-DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
+void DenseDualLp::start_from_scratch() {
   compute_duals();
-  // Each nonbasic column at the bound its reduced gain asks for (bounds changed since the last solve); a slack's
-  // reduced gain is minus its row's dual, which the last solve left at least 0.
-  for (int j = 0; j < m_ + n_; ++j) {
+  for (int j = m_; j < m_ + n_; ++j) {
     At& at = at_[static_cast<std::size_t>(j)];
     if (at == At::basic) continue;
     const double d = d_[static_cast<std::size_t>(j)];
-    if (j < m_) {
-      if (d > 1e-7) return Status::failed;  // lost dual feasibility to rounding
-      continue;
-    }
-    const double u = upper_[static_cast<std::size_t>(j - m_)];
-    if (u == 0 || d < -kDualTolerance)
+    if (upper_[static_cast<std::size_t>(j - m_)] == 0 || d < -kDualTolerance)
       at = At::lower;
     else if (d > kDualTolerance)
       at = At::upper;
   }
   compute_basic_values();
+  std::fill(shift_.begin(), shift_.end(), 0.0);
+  for (const int c : changed_columns_) changed_[static_cast<std::size_t>(c)] = 0;
+  changed_columns_.clear();
+}
+
+void DenseDualLp::start_from_changes() {
+  const auto m = static_cast<std::size_t>(m_);
+  // The columns whose bound changed, nonbasic and open, go to the bound their reduced gain asks for (a column closed
+  // until now kept a stale one). The others were left dual feasible by the last solve and keep their place.
+  for (const int column : changed_columns_) {
+    const auto c = static_cast<std::size_t>(column);
+    changed_[c] = 0;
+    At& at = at_[m + c];
+    const double u = upper_[c];
+    if (at == At::basic || u == 0) continue;
+    const double d = cost_[c] - dot(y_.data(), m_ + column);
+    d_[m + c] = d;
+    const At want = d > kDualTolerance ? At::upper : d < -kDualTolerance ? At::lower : at;
+    if (want == at) continue;
+    add_column(shift_, c, at == At::upper ? u : -u);  // x_c from u to 0 raises b − N·x_N by a·u; from 0 to u lowers it
+    at = want;
+  }
+  changed_columns_.clear();
+  // x_B += B⁻¹·shift, over the shift's nonzeros.
+  nonzero_.clear();
+  for (std::size_t k = 0; k < m; ++k)
+    if (shift_[k] != 0) nonzero_.push_back(k);
+  if (nonzero_.empty()) return;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double* row = &binv_[i * m];
+    double sum = 0;
+    for (const std::size_t k : nonzero_) sum += row[k] * shift_[k];
+    xb_[i] += sum;
+  }
+  for (const std::size_t k : nonzero_) shift_[k] = 0;
+}
+
+DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
+  if (fresh_) {
+    start_from_scratch();
+    fresh_ = false;
+  } else {
+    start_from_changes();
+  }
+  ++since_check_;  // re-solves without pivots drift too
   const std::int64_t limit = pivots_ + 50 * static_cast<std::int64_t>(m_ + n_) + 1000;
   for (std::int64_t step = 0;; ++step) {
     if ((step & 63) == 63 && deadline.passed()) return Status::stopped;
     if (pivots_ > limit) return Status::failed;
     if (since_check_ >= kCheckEvery) {
       since_check_ = 0;
-      // The basic values drift as the steps add up, long before B⁻¹ does: they are computed afresh first.
+      // The basic values drift as the steps add up, long before B⁻¹ does: they are computed afresh first, and the
+      // duals with them.
+      compute_duals();
       if (residual() > kResidualLimit) compute_basic_values();
       if (residual() > kResidualLimit && !refactor()) return Status::failed;
     }

@@ -4,7 +4,7 @@
 //
 // The searches re-solve it at their nodes, changing only columns' upper bounds and items' capacities. Neither touches
 // the duals, and every column is boxed (a column whose reduced gain has either sign has a bound to sit at), so the last
-// optimal basis stays dual feasible: each re-solve is a dual simplex from it. The leaving row is the one whose basic
+// optimal basis stays dual feasible: each re-solve is a dual simplex from it, its basic values updated for what changed. The leaving row is the one whose basic
 // value is furthest out of its bounds for its dual steepest-edge weight (the squared norm of its row of B⁻¹, exact
 // here: B⁻¹ is kept whole and dense, row-major, since rows are what the dual simplex reads); the ratio test flips
 // boxed columns to their other bound as long as the leaving row stays infeasible (bound flipping), then takes the
@@ -51,6 +51,11 @@ class DenseDualLp {
   // Variables: a slack per row first (A·x + s = b, s ≥ 0), then the columns.
   double upper_of(int j) const;
   double dot(const double* v, int j) const;  // v·a_j
+  void add_column(std::vector<double>& v, std::size_t c, double amount) const;  // v += amount·(column c)
+  // A solve's start: every nonbasic column at the bound its reduced gain asks for, the duals and basic values computed
+  // afresh; or from the last solve's, updated for the bounds and capacities changed since.
+  void start_from_scratch();
+  void start_from_changes();
   // The basic values from B⁻¹ and the nonbasic variables' values; the duals and reduced gains from B⁻¹.
   void compute_basic_values();
   void compute_duals();
@@ -87,7 +92,12 @@ class DenseDualLp {
   std::vector<double> d_;         // reduced gains per variable (nonbasic ones kept up to date)
   std::vector<double> x_;
   std::int64_t pivots_ = 0;
-  int since_check_ = 0;  // pivots since the basic values were last checked against the basis
+  int since_check_ = 0;  // pivots and solves since the basic values were last checked against the basis
+  bool fresh_ = true;    // no solve yet: the first starts from scratch
+  // Since the last solve: the change to b − N·x_N not yet in x_B, and the columns whose upper bound changed.
+  std::vector<double> shift_;
+  std::vector<char> changed_;  // per column
+  std::vector<int> changed_columns_;
 
   // Scratch of iterate().
   struct Candidate {
