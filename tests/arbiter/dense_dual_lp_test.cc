@@ -1,7 +1,8 @@
 // The nodes' dense dual simplex (dense_dual_lp.h) against CLP on random packing LPs: cold, then re-solved warm
 // through the changes a search makes between nodes (columns closed and reopened, capacities lowered and restored),
 // and from copies. Every solve is checked for a feasible x, duals at least 0, and strong duality: Σ y·b plus each
-// column's upper bound times its reduced gain where positive equals the objective, which CLP's objective matches.
+// column's upper bound times its reduced gain where positive equals the objective, which CLP's objective matches. Last,
+// PackingLp's hand-over to CLP (a larger LP, a bound the dense solver does not take).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -149,6 +150,48 @@ TEST(DenseDualLp, PackingLpHandsALargeLpToClp) {
   double total = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) total += lp.x()[c] * p.gain[c];
   EXPECT_NEAR(total, clp_objective(p, {std::vector<double>(p.gain.size(), 1.0), p.capacity}), kClose);
+}
+
+// A bound PackingLp's dense engine does not take (a lower bound above 0) hands the LP to CLP with the bounds and
+// capacities set so far, as a failed dense solve does: the answer is CLP's on the LP with all of them.
+TEST(DenseDualLp, PackingLpHandsItsLpToClpWithTheBoundsSetSoFar) {
+  std::mt19937 rng(17);
+  int compared = 0;
+  for (int instance = 0; instance < 30; ++instance) {
+    SCOPED_TRACE(instance);
+    const RandomPacking p = random_packing(rng, 20, 30);
+    const std::vector<LpColumn> columns = columns_of(p);
+    PackingLp dense(p.items, p.bidders, columns, p.capacity);
+    PackingLp clp(p.items, p.bidders, columns, p.capacity, PackingLp::Engine::clp);
+    const Setting setting = next_node(rng, p);
+    for (PackingLp* lp : {&dense, &clp}) {
+      ASSERT_TRUE(lp->solve(0));
+      for (std::size_t c = 0; c < columns.size(); ++c) lp->set_bounds(static_cast<int>(c), 0, setting.upper[c]);
+      for (std::size_t i = 0; i < setting.capacity.size(); ++i) lp->set_capacity(static_cast<int>(i), setting.capacity[i]);
+      ASSERT_TRUE(lp->solve(0));
+    }
+    // Column 0 forced to at least a half where it is open and its units fit.
+    std::size_t c = 0;
+    while (c < columns.size() && setting.upper[c] == 0) ++c;
+    if (c == columns.size()) continue;
+    std::vector<int> left = setting.capacity;
+    bool fits = true;
+    for (int item : p.units[c]) fits = fits && --left[static_cast<std::size_t>(item)] >= 0;
+    if (!fits) continue;
+    double values[2];
+    int k = 0;
+    for (PackingLp* lp : {&dense, &clp}) {
+      lp->set_bounds(static_cast<int>(c), 0.5, 1);
+      ASSERT_TRUE(lp->solve(0));
+      EXPECT_GE(lp->x()[c], 0.5 - 1e-9);
+      double total = 0;
+      for (std::size_t d = 0; d < columns.size(); ++d) total += lp->x()[d] * p.gain[d];
+      values[k++] = total;
+    }
+    EXPECT_NEAR(values[0], values[1], kClose);
+    ++compared;
+  }
+  EXPECT_GE(compared, 10);
 }
 
 }  // namespace
