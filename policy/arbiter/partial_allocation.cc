@@ -40,6 +40,30 @@ Solved solve(const PackingProblem& problem, int excluded, const PackingChoice* k
   return out;
 }
 
+// The time for the next of `left` solves not yet started: the time left, shared by those that run at once.
+double time_share(const Deadline& deadline, std::size_t left, std::size_t at_once) {
+  const std::size_t together = std::max<std::size_t>(1, std::min(left, at_once));
+  return std::max(1e-6, deadline.remaining() * static_cast<double>(together) / static_cast<double>(left));
+}
+
+// Runs `task` on the indices taken in order from `next` until `count`, or until the deadline passes.
+template <class Task>
+void take_from(std::atomic<std::size_t>& next, std::size_t count, const Deadline& deadline, Task& task) {
+  for (std::size_t k = next++; k < count; k = next++) {
+    if (deadline.passed()) return;
+    task(k);
+  }
+}
+
+// `work` on this thread and on threads − 1 helpers, back when all are done.
+template <class Work>
+void run_on_threads(std::size_t threads, Work& work) {
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back([&work] { work(); });
+  work();
+  for (std::thread& helper : helpers) helper.join();
+}
+
 }  // namespace
 
 PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver& solver,
@@ -140,12 +164,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     const auto i = static_cast<std::size_t>(winners[k]);
     PackingChoice without_i = pf_less(i);
     SolveLimits each{0, limits.max_nodes_per_solve};
-    if (deadline.enabled()) {
-      // The budget left, shared by the solves not yet started, `running` at a time.
-      const std::size_t left = winners.size() - k;
-      const std::size_t at_once = std::max<std::size_t>(1, std::min(left, running));
-      each.max_seconds = std::max(1e-6, deadline.remaining() * static_cast<double>(at_once) / static_cast<double>(left));
-    }
+    if (deadline.enabled()) each.max_seconds = time_share(deadline, winners.size() - k, running);
     std::vector<double> own_prices;
     std::unique_ptr<SolverMemory> own_memory;
     if (side_by_side) {
@@ -176,28 +195,20 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       if (without[k].solution.nodes >= kKeepMemoryFromNodes) stopped[k].memory = std::move(own_memory);
     }
   };
-  auto take_solves = [&] {
-    for (std::size_t k = next++; k < winners.size(); k = next++) {
-      if (deadline.enabled() && deadline.passed()) return;
-      solve_next(k);
-    }
-  };
-  std::vector<std::thread> helpers;
+  auto take_solves = [&] { take_from(next, winners.size(), deadline, solve_next); };
   std::int64_t searched = out.pf.nodes;
   for (std::size_t k = next++; k < winners.size(); k = next++) {
-    if (helpers.empty() && most_threads > 1 && searched >= limits.threads_from_nodes) {
+    if (most_threads > 1 && searched >= limits.threads_from_nodes) {
       --next;  // k is not started: the helpers and this thread take it and the rest from the counter
       running = most_threads;
-      for (std::size_t t = 1; t < most_threads; ++t) helpers.emplace_back(take_solves);
-      take_solves();
+      run_on_threads(most_threads, take_solves);
       break;
     }
-    if (deadline.enabled() && deadline.passed()) break;
+    if (deadline.passed()) break;
     solve_next(k);
     searched += without[k].solution.nodes;
   }
-  for (std::thread& helper : helpers) helper.join();
-  out.threads = helpers.empty() ? 1 : static_cast<int>(most_threads);
+  out.threads = static_cast<int>(running);
   out.settled_without_search = settled;
 
   // A second round for the solves the budget stopped, where every solve has had its turn and time is left: each solve's
@@ -216,9 +227,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     std::atomic<std::size_t> next_again{0};
     auto solve_again = [&](std::size_t a) {
       const std::size_t k = again[a];
-      const std::size_t left = again.size() - a;
-      const double share = deadline.remaining() * static_cast<double>(std::min(left, threads)) / static_cast<double>(left);
-      const SolveLimits each{std::max(1e-6, share), limits.max_nodes_per_solve};
+      const SolveLimits each{time_share(deadline, again.size() - a, threads), limits.max_nodes_per_solve};
       PackingChoice start = without[k].solution.choice;
       if (!stopped[k].memory && pf_memory) stopped[k].memory = pf_memory->clone();
       PackingSolution more = solver.solve(problem, winners[k], each, SolveHints{&start, &stopped[k].prices, &stopped[k].memory});
@@ -232,16 +241,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       more.proven_optimal = more.proven_optimal || more.value >= more.bound - kImprovementTolerance;
       without[k].solution = std::move(more);
     };
-    auto take_again = [&] {
-      for (std::size_t a = next_again++; a < again.size(); a = next_again++) {
-        if (deadline.passed()) return;
-        solve_again(a);
-      }
-    };
-    std::vector<std::thread> again_helpers;
-    for (std::size_t t = 1; t < threads; ++t) again_helpers.emplace_back(take_again);
-    take_again();
-    for (std::thread& helper : again_helpers) helper.join();
+    auto take_again = [&] { take_from(next_again, again.size(), deadline, solve_again); };
+    run_on_threads(threads, take_again);
     out.threads = std::max(out.threads, static_cast<int>(threads));
   }
 
