@@ -16,7 +16,7 @@ constexpr double kPrimalTolerance = 1e-9;  // a basic value this far past a boun
 constexpr double kDualTolerance = 1e-9;    // a reduced gain this far past 0 has a sign; also the Harris tolerance
 constexpr double kPivotTolerance = 1e-7;   // a pivot-row entry within this of 0 is no pivot
 constexpr double kResidualLimit = 1e-9;    // basic values that miss b by more are recomputed (then B⁻¹ rebuilt)
-constexpr int kCheckEvery = 100;           // pivots between checks of that
+constexpr int kCheckEvery = 100;           // pivots and solves between checks of that
 constexpr double kSingular = 1e-11;        // a pivot this small in rebuilding B⁻¹ makes the basis singular
 constexpr double kSnap = 1e-11;            // a basic value this close to a bound is at it
 
@@ -123,12 +123,8 @@ double DenseDualLp::dot(const double* v, int j) const {
 void DenseDualLp::compute_basic_values() {
   const auto m = static_cast<std::size_t>(m_);
   flipped_ = rhs_;  // b less the columns at their upper bound
-  for (int c = 0; c < n_; ++c) {
-    if (at_[m + static_cast<std::size_t>(c)] != At::upper) continue;
-    const double u = upper_[static_cast<std::size_t>(c)];
-    for (int e = start_[static_cast<std::size_t>(c)]; e < start_[static_cast<std::size_t>(c) + 1]; ++e)
-      flipped_[static_cast<std::size_t>(row_[static_cast<std::size_t>(e)])] -= u * value_[static_cast<std::size_t>(e)];
-  }
+  for (std::size_t c = 0; c < static_cast<std::size_t>(n_); ++c)
+    if (at_[m + c] == At::upper) add_column(flipped_, c, -upper_[c]);
   for (std::size_t i = 0; i < m; ++i) {
     const double* row = &binv_[i * m];
     double sum = 0;
@@ -283,8 +279,7 @@ bool DenseDualLp::iterate(int r) {
     const auto c = j - m;
     const double change = at_[j] == At::lower ? upper_[c] : -upper_[c];
     at_[j] = at_[j] == At::lower ? At::upper : At::lower;
-    for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
-      flipped_[static_cast<std::size_t>(row_[e])] += change * value_[e];
+    add_column(flipped_, c, change);
   }
   // Duals and reduced gains.
   for (std::size_t k2 = 0; k2 < m; ++k2) y_[k2] += theta * rho[k2];
@@ -292,18 +287,7 @@ bool DenseDualLp::iterate(int r) {
   d_[static_cast<std::size_t>(q)] = 0;
   d_[static_cast<std::size_t>(leaving)] = -theta;
   // Basic values: the flips, then the entering column's step.
-  if (k > 0) {
-    nonzero_.clear();
-    for (std::size_t k2 = 0; k2 < m; ++k2)
-      if (flipped_[k2] != 0) nonzero_.push_back(k2);
-    for (std::size_t i = 0; i < m; ++i) {
-      const double* row = &binv_[i * m];
-      double sum = 0;
-      for (const std::size_t k2 : nonzero_) sum += row[k2] * flipped_[k2];
-      xb_[i] -= sum;
-    }
-    for (const std::size_t k2 : nonzero_) flipped_[k2] = 0;
-  }
+  if (k > 0) move_basic_values(flipped_, -1.0);
   for (std::size_t i = 0; i < m; ++i) column_[i] = dot(&binv_[i * m], q);
   const double pivot_entry = column_[p];
   const double entering_from = at_[static_cast<std::size_t>(q)] == At::upper ? upper_of(q) : 0.0;
@@ -364,6 +348,21 @@ void DenseDualLp::fill_x() {
     }
 }
 
+void DenseDualLp::move_basic_values(std::vector<double>& change, double sign) {
+  const auto m = static_cast<std::size_t>(m_);
+  nonzero_.clear();
+  for (std::size_t k = 0; k < m; ++k)
+    if (change[k] != 0) nonzero_.push_back(k);
+  if (nonzero_.empty()) return;
+  for (std::size_t i = 0; i < m; ++i) {
+    const double* row = &binv_[i * m];
+    double sum = 0;
+    for (const std::size_t k : nonzero_) sum += row[k] * change[k];
+    xb_[i] += sign * sum;
+  }
+  for (const std::size_t k : nonzero_) change[k] = 0;
+}
+
 void DenseDualLp::start_from_scratch() {
   compute_duals();
   for (int j = m_; j < m_ + n_; ++j) {
@@ -399,18 +398,7 @@ void DenseDualLp::start_from_changes() {
     at = want;
   }
   changed_columns_.clear();
-  // x_B += B⁻¹·shift, over the shift's nonzeros.
-  nonzero_.clear();
-  for (std::size_t k = 0; k < m; ++k)
-    if (shift_[k] != 0) nonzero_.push_back(k);
-  if (nonzero_.empty()) return;
-  for (std::size_t i = 0; i < m; ++i) {
-    const double* row = &binv_[i * m];
-    double sum = 0;
-    for (const std::size_t k : nonzero_) sum += row[k] * shift_[k];
-    xb_[i] += sum;
-  }
-  for (const std::size_t k : nonzero_) shift_[k] = 0;
+  move_basic_values(shift_, 1.0);
 }
 
 DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {

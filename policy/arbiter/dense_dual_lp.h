@@ -56,6 +56,8 @@ class DenseDualLp {
   // afresh; or from the last solve's, updated for the bounds and capacities changed since.
   void start_from_scratch();
   void start_from_changes();
+  // x_B += sign·B⁻¹·change, over change's nonzeros, which are then cleared.
+  void move_basic_values(std::vector<double>& change, double sign);
   // The basic values from B⁻¹ and the nonbasic variables' values; the duals and reduced gains from B⁻¹.
   void compute_basic_values();
   void compute_duals();
