@@ -12,7 +12,7 @@ class Deadline {
   // seconds <= 0: no deadline.
   explicit Deadline(double seconds)
       : enabled_(seconds > 0),
-        start_(std::chrono::steady_clock::now()),
+        start_(enabled_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}),
         end_(start_ +
              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                  std::chrono::duration<double>(enabled_ ? seconds : 0))) {}
