@@ -28,17 +28,7 @@ DenseDualLp::DenseDualLp(int item_count, int bidder_count, std::span<const LpCol
   start_.reserve(columns.size() + 1);
   start_.push_back(0);
   for (const LpColumn& column : columns) {
-    const std::size_t first = row_.size();
-    row_.push_back(column.bidder);
-    value_.push_back(1.0);
-    for (int g : *column.items) {  // sorted: a repeated item adds a unit to the entry before
-      if (row_.size() > first + 1 && row_.back() == bidder_count + g) {
-        value_.back() += 1.0;
-      } else {
-        row_.push_back(bidder_count + g);
-        value_.push_back(1.0);
-      }
-    }
+    append_entries(column, bidder_count, row_, value_);
     start_.push_back(static_cast<int>(row_.size()));
     cost_.push_back(column.gain);
   }
@@ -156,18 +146,15 @@ void DenseDualLp::compute_duals() {
 
 double DenseDualLp::residual() const {
   std::vector<double> lhs(static_cast<std::size_t>(m_), 0.0);
-  const auto add = [&](int j, double amount) {
-    if (j < m_) {
-      lhs[static_cast<std::size_t>(j)] += amount;
-      return;
-    }
-    const auto c = static_cast<std::size_t>(j - m_);
-    for (auto e = static_cast<std::size_t>(start_[c]); e < static_cast<std::size_t>(start_[c + 1]); ++e)
-      lhs[static_cast<std::size_t>(row_[e])] += amount * value_[e];
-  };
-  for (std::size_t i = 0; i < head_.size(); ++i) add(head_[i], xb_[i]);
-  for (int c = 0; c < n_; ++c)
-    if (at_[static_cast<std::size_t>(m_ + c)] == At::upper) add(m_ + c, upper_[static_cast<std::size_t>(c)]);
+  for (std::size_t i = 0; i < head_.size(); ++i) {
+    const int j = head_[i];
+    if (j < m_)
+      lhs[static_cast<std::size_t>(j)] += xb_[i];
+    else
+      add_column(lhs, static_cast<std::size_t>(j - m_), xb_[i]);
+  }
+  for (std::size_t c = 0; c < static_cast<std::size_t>(n_); ++c)
+    if (at_[static_cast<std::size_t>(m_) + c] == At::upper) add_column(lhs, c, upper_[c]);
   double worst = 0;
   for (std::size_t r = 0; r < lhs.size(); ++r) worst = std::max(worst, std::abs(lhs[r] - rhs_[r]));
   return worst;

@@ -53,6 +53,20 @@ void PackingLp::Impl::load_clp() {
   hot = false;
 }
 
+void append_entries(const LpColumn& column, int bidder_count, std::vector<int>& rows, std::vector<double>& values) {
+  const std::size_t first = rows.size();
+  rows.push_back(column.bidder);
+  values.push_back(1.0);
+  for (int g : *column.items) {  // sorted: a repeated item adds a unit to the entry before
+    if (rows.size() > first + 1 && rows.back() == bidder_count + g) {
+      values.back() += 1.0;
+    } else {
+      rows.push_back(bidder_count + g);
+      values.push_back(1.0);
+    }
+  }
+}
+
 PackingLp::PackingLp() : impl_(std::make_unique<Impl>()) {}
 
 PackingLp::PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns,
@@ -67,17 +81,7 @@ PackingLp::PackingLp(int item_count, int bidder_count, std::span<const LpColumn>
   for (const LpColumn& column : columns) {
     const auto start = indices.size();
     matrix->starts.push_back(static_cast<CoinBigIndex>(start));
-    indices.push_back(column.bidder);
-    elements.push_back(1.0);
-    // One matrix entry per item, its coefficient the units taken (CoinPackedMatrix refuses duplicates).
-    for (int g : *column.items) {
-      if (indices.size() > start + 1 && indices.back() == bidder_count + g) {
-        elements.back() += 1.0;
-      } else {
-        indices.push_back(bidder_count + g);
-        elements.push_back(1.0);
-      }
-    }
+    append_entries(column, bidder_count, indices, elements);  // one entry per item: CoinPackedMatrix refuses duplicates
     matrix->lengths.push_back(static_cast<int>(indices.size() - start));
     matrix->objective.push_back(column.gain);
   }

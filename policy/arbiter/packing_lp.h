@@ -21,6 +21,10 @@ struct LpColumn {
   const std::vector<int>* items = nullptr;
 };
 
+// Appends the column's matrix entries: its bidder's row (coefficient 1), then one entry per item, in item order, its
+// coefficient the units taken (rows numbered bidders first, then items).
+void append_entries(const LpColumn& column, int bidder_count, std::vector<int>& rows, std::vector<double>& values);
+
 class PackingLp {
  public:
   enum class Engine {
