@@ -120,6 +120,7 @@ class RackTable {
   std::vector<std::vector<int>> rack_items_;
   std::vector<Position> positions_;
   std::vector<Memo> memo_;  // per position and rack
+  std::vector<std::uint64_t> room_;  // per position and rack: the most units of each item its rows on can take
   std::size_t entries_ = 0;
 };
 
