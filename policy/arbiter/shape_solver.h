@@ -47,7 +47,8 @@ namespace themis::arbiter {
 class ShapeSolver final : public WinnerSolver {
  public:
   // Subgradient steps at each node the inherited prices do not prune (0: the root's prices throughout).
-  static constexpr int kDefaultNodeSteps = 6;
+  // Two: more nodes than with six, each cheaper (docs/performance.md, "Two subgradient steps at a node instead of six").
+  static constexpr int kDefaultNodeSteps = 2;
   // Nodes of a solve after which it turns to LP bounds (0: never).
   static constexpr std::int64_t kDefaultLpFromNodes = 5000;
   // The share of the gap between the steps' root bound and the best packing the root's LP must close for
