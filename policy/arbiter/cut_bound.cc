@@ -1,0 +1,123 @@
+#include "policy/arbiter/cut_bound.h"
+
+#include <CglGomory.hpp>
+#include <CglTwomir.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
+#include <OsiClpSolverInterface.hpp>
+#include <OsiCuts.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace themis::arbiter {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// The bound at the LP's row prices (cut_bound.h), and in `own` each bidder's part of it; `first_column`: per bidder its
+// first column, and the end. +inf where the LP is not at an optimum.
+double bound_at_duals(const OsiClpSolverInterface& solver, const std::vector<int>& first_column, std::vector<double>& own) {
+  if (!solver.isProvenOptimal()) return kInfinity;
+  const int rows = solver.getNumRows();
+  const double* price = solver.getRowPrice();  // the minimisation's: −y
+  const double* lower = solver.getRowLower();
+  const double* upper = solver.getRowUpper();
+  const double infinity = solver.getInfinity();
+  std::vector<double> y(static_cast<std::size_t>(rows));
+  double bound = 0;
+  for (int r = 0; r < rows; ++r) {
+    double v = -price[r];
+    if (v > 0 && upper[r] >= infinity) v = 0;
+    if (v < 0 && lower[r] <= -infinity) v = 0;
+    y[static_cast<std::size_t>(r)] = v;
+    bound += v > 0 ? v * upper[r] : v * lower[r];
+  }
+  const CoinPackedMatrix* matrix = solver.getMatrixByCol();
+  const double* cost = solver.getObjCoefficients();  // −gain
+  const double* column_upper = solver.getColUpper();
+  const std::size_t bidders = first_column.size() - 1;
+  own.assign(bidders, 0.0);
+  for (std::size_t b = 0; b < bidders; ++b) {
+    const double v = y[b];  // the bidder's row: between 0 and 1
+    own[b] = v > 0 ? v * upper[b] : v * lower[b];
+    for (int j = first_column[b]; j < first_column[b + 1]; ++j) {
+      const CoinShallowPackedVector column = matrix->getVector(j);
+      double reduced = -cost[j];
+      for (int e = 0; e < column.getNumElements(); ++e)
+        reduced -= y[static_cast<std::size_t>(column.getIndices()[e])] * column.getElements()[e];
+      if (reduced > 0) {
+        bound += reduced * column_upper[j];
+        own[b] += reduced * column_upper[j];
+      }
+    }
+  }
+  return bound;
+}
+
+}  // namespace
+
+CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int rounds) {
+  CutBound out;
+  const int bidders = static_cast<int>(problem.bidders.size());
+  CoinPackedMatrix matrix(true, 0, 0);
+  matrix.setDimensions(bidders + problem.item_count, 0);
+  std::vector<double> cost;  // −gain: Osi minimises
+  std::vector<int> first_column;
+  for (int b = 0; b < bidders; ++b) {
+    first_column.push_back(static_cast<int>(cost.size()));
+    for (const PackingRow& row : problem.bidders[static_cast<std::size_t>(b)].rows) {
+      std::map<int, double> units;
+      for (int item : row.items) units[item] += 1;
+      CoinPackedVector column;
+      column.insert(b, 1.0);
+      for (const auto& [item, count] : units) column.insert(bidders + item, count);
+      matrix.appendCol(column);
+      cost.push_back(-row.gain);
+    }
+  }
+  first_column.push_back(static_cast<int>(cost.size()));
+  if (cost.empty()) {
+    out.bound = 0;
+    return out;
+  }
+  const std::vector<double> column_lower(cost.size(), 0.0), column_upper(cost.size(), 1.0);
+  std::vector<double> row_lower(static_cast<std::size_t>(bidders + problem.item_count), 0.0);
+  std::vector<double> row_upper(row_lower.size(), 1.0);  // each bidder at most one row
+  for (int i = 0; i < problem.item_count; ++i) row_upper[static_cast<std::size_t>(bidders + i)] = problem.capacity(i);
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), cost.data(), row_lower.data(), row_upper.data());
+  for (std::size_t c = 0; c < cost.size(); ++c) solver.setInteger(static_cast<int>(c));
+  solver.initialSolve();
+  out.bound = bound_at_duals(solver, first_column, out.own);
+  CglGomory gomory;
+  CglTwomir twomir;
+  std::vector<double> own;
+  for (int round = 0; round < rounds && solver.isProvenOptimal() && !deadline.passed(); ++round) {
+    OsiCuts cuts;
+    gomory.generateCuts(solver, cuts);
+    twomir.generateCuts(solver, cuts);
+    if (cuts.sizeRowCuts() == 0) break;
+    out.cuts += cuts.sizeRowCuts();
+    solver.applyCuts(cuts);
+    solver.resolve();
+    if (const double bound = bound_at_duals(solver, first_column, own); bound < out.bound) {
+      out.bound = bound;
+      out.own.swap(own);
+    }
+  }
+  return out;
+}
+
+double CutBound::bound_without(int bidder) const {
+  const auto b = static_cast<std::size_t>(bidder);
+  if (b >= own.size()) return bound;
+  return std::min(bound, bound - own[b]);
+}
+
+}  // namespace themis::arbiter

@@ -1,0 +1,88 @@
+// The cut bound (cut_bound.h) against exhaustive search: never below the optimum, with everybody and without each
+// bidder; and the cuts see what the LP does not (one machine of 6 GPUs, two gangs of 4).
+#include "policy/arbiter/cut_bound.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "brute_force.h"
+#include "core/rng.h"
+#include "policy/arbiter/shape_problem.h"
+#include "test_apps.h"
+
+namespace themis::arbiter {
+namespace {
+
+const Deadline kNoDeadline(0);
+
+// A random shape problem on 16 GPUs (2 racks × 2 machines × 2 slots × 2), about three quarters of them offered, up to
+// 7 bidders of up to 4 rows of 1 to 4 GPUs, scopes from slot to anywhere.
+PackingProblem random_problem(Rng& rng) {
+  const Cluster cluster = testing::make_cluster(4, 2, 2, 2);
+  Offer offer{1, {}};
+  for (GpuIndex g = 0; g < 16; ++g)
+    if (rng.below(4) != 0) offer.gpus.push_back(g);
+  if (offer.gpus.empty()) offer.gpus.push_back(0);
+  std::vector<Bid> bids;
+  const int bidders = 2 + static_cast<int>(rng.below(6));
+  for (int b = 0; b < bidders; ++b) {
+    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
+    const int rows = 1 + static_cast<int>(rng.below(4));
+    for (int r = 0; r < rows; ++r) {
+      const int count = 1 + static_cast<int>(rng.below(std::min<std::uint64_t>(4, offer.gpus.size())));
+      bid.rows.push_back({testing::random_bundle(rng, offer.gpus, count), bid.rho_no_new * (0.1 + 0.9 * rng.uniform()),
+                          static_cast<ShapeScope>(1 + rng.below(4))});
+    }
+    bids.push_back(std::move(bid));
+  }
+  return make_shape_problem(cluster, offer, bids, 32).packing;
+}
+
+TEST(CutBound, NeverLiesBelowTheOptimumWithEverybodyOrWithoutABidder) {
+  Rng rng(11);
+  int tightened = 0, checked = 0;
+  for (int instance = 0; instance < 400; ++instance) {
+    const PackingProblem problem = random_problem(rng);
+    const CutBound cuts = cut_bound(problem, kNoDeadline);
+    const CutBound lp = cut_bound(problem, kNoDeadline, /*rounds=*/0);
+    const double optimum = testing::brute_force(problem).value;
+    ASSERT_GE(cuts.bound, optimum - 1e-7) << "instance " << instance;
+    EXPECT_LE(cuts.bound, lp.bound + 1e-9) << "instance " << instance;
+    if (cuts.bound < lp.bound - 1e-6) ++tightened;
+    for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
+      const double without = testing::brute_force(problem, static_cast<int>(b)).value;
+      EXPECT_GE(cuts.bound_without(static_cast<int>(b)), without - 1e-7) << "instance " << instance << " without " << b;
+      EXPECT_LE(cuts.bound_without(static_cast<int>(b)), cuts.bound + 1e-12);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(tightened, 10);  // the cuts do something on these problems, not only on the one below
+}
+
+// One machine of 6 GPUs (an item of capacity 6), two bidders that each want 4 of them: the LP takes three quarters of
+// each (1.5); with the cuts only one fits (1.0).
+TEST(CutBound, SeesThatOnlyOneGangOfFourFitsSixGpus) {
+  PackingProblem problem;
+  problem.item_count = 1;
+  problem.item_capacity = {6};
+  for (int b = 0; b < 2; ++b) problem.bidders.push_back({b + 1, {PackingRow{0, 1.0, {0, 0, 0, 0}}}});
+  EXPECT_NEAR(cut_bound(problem, kNoDeadline, 0).bound, 1.5, 1e-9);
+  const CutBound cuts = cut_bound(problem, kNoDeadline);
+  EXPECT_GT(cuts.cuts, 0);
+  EXPECT_NEAR(cuts.bound, 1.0, 1e-7);
+  EXPECT_GE(cuts.bound_without(0), 1.0 - 1e-7);
+}
+
+TEST(CutBound, AProblemWithoutRowsIsBoundedByNothing) {
+  PackingProblem problem;
+  problem.item_count = 1;
+  problem.item_capacity = {4};
+  problem.bidders.push_back({1, {}});
+  EXPECT_EQ(cut_bound(problem, kNoDeadline).bound, 0);
+}
+
+}  // namespace
+}  // namespace themis::arbiter
