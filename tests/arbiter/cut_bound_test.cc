@@ -8,43 +8,20 @@
 #include <vector>
 
 #include "brute_force.h"
-#include "core/rng.h"
-#include "policy/arbiter/shape_problem.h"
-#include "test_apps.h"
+#include "random_rack_problem.h"
 
 namespace themis::arbiter {
 namespace {
 
 const Deadline kNoDeadline(0);
 
-// A random shape problem on 16 GPUs (2 racks × 2 machines × 2 slots × 2), about three quarters of them offered, up to
-// 7 bidders of up to 4 rows of 1 to 4 GPUs, scopes from slot to anywhere.
-PackingProblem random_problem(Rng& rng) {
-  const Cluster cluster = testing::make_cluster(4, 2, 2, 2);
-  Offer offer{1, {}};
-  for (GpuIndex g = 0; g < 16; ++g)
-    if (rng.below(4) != 0) offer.gpus.push_back(g);
-  if (offer.gpus.empty()) offer.gpus.push_back(0);
-  std::vector<Bid> bids;
-  const int bidders = 2 + static_cast<int>(rng.below(6));
-  for (int b = 0; b < bidders; ++b) {
-    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
-    const int rows = 1 + static_cast<int>(rng.below(4));
-    for (int r = 0; r < rows; ++r) {
-      const int count = 1 + static_cast<int>(rng.below(std::min<std::uint64_t>(4, offer.gpus.size())));
-      bid.rows.push_back({testing::random_bundle(rng, offer.gpus, count), bid.rho_no_new * (0.1 + 0.9 * rng.uniform()),
-                          static_cast<ShapeScope>(1 + rng.below(4))});
-    }
-    bids.push_back(std::move(bid));
-  }
-  return make_shape_problem(cluster, offer, bids, 32).packing;
-}
+using testing::random_rack_problem;
 
 TEST(CutBound, NeverLiesBelowTheOptimumWithEverybodyOrWithoutABidder) {
   Rng rng(11);
   int tightened = 0, checked = 0;
   for (int instance = 0; instance < 400; ++instance) {
-    const PackingProblem problem = random_problem(rng);
+    const PackingProblem problem = random_rack_problem(rng);
     const CutBound cuts = cut_bound(problem, kNoDeadline);
     const CutBound lp = cut_bound(problem, kNoDeadline, /*rounds=*/0);
     const double optimum = testing::brute_force(problem).value;

@@ -15,38 +15,14 @@
 #include <vector>
 
 #include "brute_force.h"
-#include "core/rng.h"
-#include "policy/arbiter/shape_problem.h"
-#include "test_apps.h"
+#include "random_rack_problem.h"
 
 namespace themis::arbiter {
 namespace {
 
 const Deadline kNoDeadline(0);
 
-// A random shape problem on 16 GPUs (2 racks × 2 machines × 2 slots × 2): about three quarters of the GPUs offered,
-// up to 7 bidders of up to 4 rows of 1 to 4 GPUs, scopes from slot to anywhere (an exact row would make each of its
-// GPUs an item, and racks of more items than the decomposition takes).
-PackingProblem random_problem(Rng& rng) {
-  const Cluster cluster = testing::make_cluster(4, 2, 2, 2);
-  Offer offer{1, {}};
-  for (GpuIndex g = 0; g < 16; ++g)
-    if (rng.below(4) != 0) offer.gpus.push_back(g);
-  if (offer.gpus.empty()) offer.gpus.push_back(0);
-  std::vector<Bid> bids;
-  const int bidders = 2 + static_cast<int>(rng.below(6));
-  for (int b = 0; b < bidders; ++b) {
-    Bid bid{b + 1, 1.0 + 4.0 * rng.uniform(), {}};
-    const int rows = 1 + static_cast<int>(rng.below(4));
-    for (int r = 0; r < rows; ++r) {
-      const int count = 1 + static_cast<int>(rng.below(std::min<std::uint64_t>(4, offer.gpus.size())));
-      bid.rows.push_back({testing::random_bundle(rng, offer.gpus, count), bid.rho_no_new * (0.1 + 0.9 * rng.uniform()),
-                          static_cast<ShapeScope>(1 + rng.below(4))});
-    }
-    bids.push_back(std::move(bid));
-  }
-  return make_shape_problem(cluster, offer, bids, 32).packing;
-}
+using testing::random_rack_problem;
 
 // The best that bidders [from, end) of `order` can add within `residual`, each one row or none (exhaustive).
 double best_completion(const PackingProblem& problem, int excluded, const std::vector<int>& order, std::size_t from,
@@ -68,7 +44,7 @@ TEST(RackDecomposition, BoundsTheOptimumAndItsProvenPackingsAreOptimal) {
   Rng rng(20261206);
   int decomposed = 0, proven = 0, tight = 0;
   for (int instance = 0; instance < 1000; ++instance) {
-    const PackingProblem problem = random_problem(rng);
+    const PackingProblem problem = random_rack_problem(rng);
     if (!RackDecomposition::applies(problem)) continue;
     ++decomposed;
     RackDecomposition carried;  // patterns carried from each solve to the next, as in the N+1 solves
@@ -105,7 +81,7 @@ TEST(RackDecomposition, ACutShortSolveStillReturnsItsBestRounding) {
   Rng rng(1206);
   int cut_short = 0;
   for (int instance = 0; instance < 400; ++instance) {
-    const PackingProblem problem = random_problem(rng);
+    const PackingProblem problem = random_rack_problem(rng);
     if (!RackDecomposition::applies(problem)) continue;
     for (int excluded = -1; excluded < static_cast<int>(problem.bidders.size()); ++excluded) {
       SCOPED_TRACE("instance " + std::to_string(instance) + " without " + std::to_string(excluded));
@@ -132,7 +108,7 @@ TEST(RackDecomposition, ItsBoundLessABiddersPriceBoundsTheOptimumWithoutIt) {
   Rng rng(61206);
   int winners = 0, lower = 0;  // the optimum's winners, and those whose bound without them is below the bound
   for (int instance = 0; instance < 400; ++instance) {
-    const PackingProblem problem = random_problem(rng);
+    const PackingProblem problem = random_rack_problem(rng);
     if (!RackDecomposition::applies(problem)) continue;
     const PackingChoice optimum = testing::brute_force(problem, -1).choice;
     for (const int iterations : {RackDecomposition::kDefaultMaxIterations, 1}) {
@@ -158,7 +134,7 @@ TEST(RackDecomposition, ItsTableBoundsTheBestCompletionAtEveryNode) {
   Rng rng(7);
   int nodes = 0;
   for (int instance = 0; instance < 300; ++instance) {
-    const PackingProblem problem = random_problem(rng);
+    const PackingProblem problem = random_rack_problem(rng);
     if (!RackDecomposition::applies(problem)) continue;
     const int excluded = static_cast<int>(rng.below(problem.bidders.size() + 1)) - 1;
     const RackBound root = RackDecomposition().solve(problem, excluded, kNoDeadline);
