@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <vector>
 
 namespace themis::arbiter {
@@ -71,11 +70,9 @@ CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int 
   for (int b = 0; b < bidders; ++b) {
     first_column.push_back(static_cast<int>(cost.size()));
     for (const PackingRow& row : problem.bidders[static_cast<std::size_t>(b)].rows) {
-      std::map<int, double> units;
-      for (int item : row.items) units[item] += 1;
       CoinPackedVector column;
       column.insert(b, 1.0);
-      for (const auto& [item, count] : units) column.insert(bidders + item, count);
+      for (const ItemLoad& load : item_loads(row)) column.insert(bidders + load.item, load.units);
       matrix.appendCol(column);
       cost.push_back(-row.gain);
     }
