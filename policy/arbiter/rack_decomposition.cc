@@ -14,6 +14,9 @@ namespace {
 
 constexpr int kBitsPerItem = 7;
 constexpr std::uint64_t kItemMask = (std::uint64_t{1} << kBitsPerItem) - 1;
+// Above the kMaxItemsPerRack items of a rack's residuals: marks a rack RackTable::peek touched.
+constexpr std::uint64_t kTouched = std::uint64_t{1} << 63;
+static_assert(RackDecomposition::kMaxItemsPerRack * kBitsPerItem <= 63);
 // A pattern enters the master when its reduced gain exceeds this.
 constexpr double kEnterTolerance = 1e-9;
 // A rack's program starts from the best of its patterns in the master at the reduced gains, less this margin for the
@@ -514,6 +517,11 @@ RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vec
     }
   }
   memo_.resize(positions_.size() * static_cast<std::size_t>(racks_));
+  item_rack_ = problem.item_rack;
+  item_shift_.assign(item_rack_.size(), -1);
+  for (std::size_t i = 0; i < item_rack_.size(); ++i)
+    if (layout.slot[i] >= 0) item_shift_[i] = layout.slot[i] * kBitsPerItem;
+  touched_.assign(static_cast<std::size_t>(racks_), 0);
   // Per position and rack, the most units of each item the rows from that position on can take together: each
   // position's largest load on the item, summed.
   room_.assign((positions_.size() + 1) * static_cast<std::size_t>(racks_), 0);
@@ -536,8 +544,7 @@ RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vec
   usable_ = true;
 }
 
-double RackTable::bound(std::size_t position, const std::vector<int>& residual) {
-  if (!usable_) return std::numeric_limits<double>::infinity();
+double RackTable::linking_total(std::size_t position, const std::vector<int>& residual) const {
   double total = 0;
   for (std::size_t i = 0; i < item_prices_.size(); ++i) total += item_prices_[i] * residual[i];
   for (std::size_t p = position; p < positions_.size(); ++p) {
@@ -549,32 +556,121 @@ double RackTable::bound(std::size_t position, const std::vector<int>& residual) 
       if (fits) total += move.reduced;
     }
   }
+  return total;
+}
+
+std::uint64_t RackTable::rack_left(int rack, const std::vector<int>& residual) const {
+  std::uint64_t left = 0;
+  const auto& items = rack_items_[static_cast<std::size_t>(rack)];
+  for (std::size_t i = 0; i < items.size(); ++i)
+    left |= static_cast<std::uint64_t>(std::clamp(residual[static_cast<std::size_t>(items[i])], 0, RackDecomposition::kMaxCapacity))
+            << (kBitsPerItem * i);
+  return left;
+}
+
+// Units beyond what the rows from `position` on can take change nothing: cut to that, the residuals that differ only
+// there share one entry (on the elastic (20, 64) auctions the tables hold 4-5x fewer).
+std::uint64_t RackTable::cut(std::size_t position, int rack, std::uint64_t left) const {
+  const std::uint64_t room = room_[position * static_cast<std::size_t>(racks_) + static_cast<std::size_t>(rack)];
+  std::uint64_t out = 0;
+  for (std::size_t i = 0; i < rack_items_[static_cast<std::size_t>(rack)].size(); ++i) {
+    const int shift = kBitsPerItem * static_cast<int>(i);
+    out |= std::min((left >> shift) & kItemMask, (room >> shift) & kItemMask) << shift;
+  }
+  return out;
+}
+
+double RackTable::bound(std::size_t position, const std::vector<int>& residual) {
+  if (!usable_) return std::numeric_limits<double>::infinity();
+  double total = linking_total(position, residual);
+  last_left_.resize(static_cast<std::size_t>(racks_));
+  last_value_.resize(static_cast<std::size_t>(racks_));
   for (int k = 0; k < racks_; ++k) {
-    std::uint64_t left = 0;
-    const auto& items = rack_items_[static_cast<std::size_t>(k)];
-    for (std::size_t i = 0; i < items.size(); ++i)
-      left |= static_cast<std::uint64_t>(std::clamp(residual[static_cast<std::size_t>(items[i])], 0, RackDecomposition::kMaxCapacity))
-              << (kBitsPerItem * i);
-    total += best(position, k, left);
+    const std::uint64_t left = rack_left(k, residual);
+    const double value = best(position, k, left);
+    last_left_[static_cast<std::size_t>(k)] = left;
+    last_value_[static_cast<std::size_t>(k)] = value;
+    total += value;
     if (!usable_) return std::numeric_limits<double>::infinity();
+  }
+  last_position_ = position;
+  last_total_ = total;
+  return total;
+}
+
+double RackTable::peek(std::size_t position, std::span<const Change> changes) {
+  if (!usable_ || position != last_position_) return std::numeric_limits<double>::infinity();
+  double total = last_total_;
+  std::size_t racks_touched = 0;
+  for (const Change& change : changes) {
+    const auto item = static_cast<std::size_t>(change.item);
+    total -= item_prices_[item] * (change.before - change.after);
+    const int rack = item_rack_[item];
+    if (rack < 0 || item_shift_[item] < 0) continue;
+    auto& left = touched_[static_cast<std::size_t>(rack)];
+    if (left == 0) {
+      left = last_left_[static_cast<std::size_t>(rack)] | kTouched;
+      ++racks_touched;
+    }
+    const int shift = item_shift_[item];
+    const auto units = static_cast<std::uint64_t>(std::clamp(change.after, 0, RackDecomposition::kMaxCapacity));
+    left = (left & ~(kItemMask << shift)) | (units << shift);
+  }
+  for (int k = 0; racks_touched > 0 && k < racks_; ++k) {
+    std::uint64_t& left = touched_[static_cast<std::size_t>(k)];
+    if (left == 0) continue;
+    --racks_touched;
+    const std::uint64_t here = left & ~kTouched;
+    left = 0;
+    if (here == last_left_[static_cast<std::size_t>(k)] || position >= positions_.size()) continue;
+    double value = last_value_[static_cast<std::size_t>(k)];
+    const std::uint64_t key = cut(position, k, here);
+    if (key == 0) {
+      value = 0;
+    } else {
+      if (const double* known = memo_[position * static_cast<std::size_t>(racks_) + static_cast<std::size_t>(k)].find(key))
+        value = *known;
+    }
+    total += value - last_value_[static_cast<std::size_t>(k)];
   }
   return total;
 }
 
+namespace {
+std::size_t memo_hash(std::uint64_t left) { return static_cast<std::size_t>((left * 0x9E3779B97F4A7C15ULL) >> 20); }
+}  // namespace
+
+const double* RackTable::Memo::find(std::uint64_t left) const {
+  if (slots_.empty()) return nullptr;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t h = memo_hash(left) & mask;; h = (h + 1) & mask) {
+    const Slot& slot = slots_[h];
+    if (slot.left == left) return &slot.value;
+    if (slot.left == 0) return nullptr;
+  }
+}
+
+void RackTable::Memo::insert(std::uint64_t left, double value) {
+  if (2 * (used_ + 1) > slots_.size()) {
+    std::vector<Slot> old(std::max<std::size_t>(16, 2 * slots_.size()));
+    old.swap(slots_);
+    used_ = 0;
+    for (const Slot& slot : old)
+      if (slot.left != 0) insert(slot.left, slot.value);
+  }
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t h = memo_hash(left) & mask;
+  while (slots_[h].left != 0) h = (h + 1) & mask;
+  slots_[h] = {left, value};
+  ++used_;
+}
+
 double RackTable::best(std::size_t position, int rack, std::uint64_t left) {
   if (position >= positions_.size() || left == 0) return 0;
-  // Units beyond what the rows from here on can take change nothing: cut to that, the residuals that differ only
-  // there share one entry (on the elastic (20, 64) auctions the tables hold 4-5x fewer).
-  const std::uint64_t room = room_[position * static_cast<std::size_t>(racks_) + static_cast<std::size_t>(rack)];
-  std::uint64_t cut = 0;
-  for (std::size_t i = 0; i < rack_items_[static_cast<std::size_t>(rack)].size(); ++i) {
-    const int shift = kBitsPerItem * static_cast<int>(i);
-    cut |= std::min((left >> shift) & kItemMask, (room >> shift) & kItemMask) << shift;
-  }
-  left = cut;
+  left = cut(position, rack, left);
   if (left == 0) return 0;
   Memo& memo = memo_[position * static_cast<std::size_t>(racks_) + static_cast<std::size_t>(rack)];
-  if (const auto it = memo.find(left); it != memo.end()) return it->second;
+  if (const double* known = memo.find(left)) return *known;
   double value = best(position + 1, rack, left);
   for (const Move& move : positions_[position].moves[static_cast<std::size_t>(rack)]) {
     std::uint64_t after = left;
@@ -590,7 +686,7 @@ double RackTable::best(std::size_t position, int rack, std::uint64_t left) {
     if (fits) value = std::max(value, move.reduced + best(position + 1, rack, after));
   }
   if (++entries_ > kMaxEntries) usable_ = false;  // a table this large costs more than it saves
-  memo.emplace(left, value);
+  memo.insert(left, value);
   return value;
 }
 

@@ -26,7 +26,7 @@
 // the excluded bidder's row enters without that row).
 #include <cstdint>
 #include <limits>
-#include <unordered_map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -96,6 +96,16 @@ class RackTable {
             const std::vector<double>& prices);
   // +inf where the problem has no racks, or the remembered patterns outgrew kMaxEntries.
   double bound(std::size_t position, const std::vector<int>& residual);
+  // A bound at the position of the last bound() call on residuals that are those of that call except `changes`, each
+  // at most what it was (a child's, after the call for the child that takes nothing). It adds no entry: a rack whose
+  // residuals changed reads its entry where the table holds one and keeps that call's value otherwise (a rack's best
+  // pattern only falls with its residuals), and the linking rows are that call's (fewer fit on less). At least
+  // bound() on the same residuals, at most that call's; +inf where that call was at another position.
+  struct Change {
+    int item;
+    int before, after;  // its residual at the last bound() call, and here
+  };
+  double peek(std::size_t position, std::span<const Change> changes);
 
  private:
   struct Load {
@@ -111,7 +121,21 @@ class RackTable {
     std::vector<Move> linking;
     std::vector<std::vector<Move>> moves;  // per rack
   };
-  using Memo = std::unordered_map<std::uint64_t, double>;
+  // One position's and rack's best patterns by residuals: an open-addressing table at most half full (no residuals
+  // of 0 are kept: they mark the empty slots).
+  class Memo {
+   public:
+    const double* find(std::uint64_t left) const;
+    void insert(std::uint64_t left, double value);
+
+   private:
+    struct Slot {
+      std::uint64_t left = 0;
+      double value = 0;
+    };
+    std::vector<Slot> slots_;
+    std::size_t used_ = 0;
+  };
   double best(std::size_t position, int rack, std::uint64_t left);
 
   bool usable_ = false;
@@ -122,6 +146,15 @@ class RackTable {
   std::vector<Memo> memo_;  // per position and rack
   std::vector<std::uint64_t> room_;  // per position and rack: the most units of each item its rows on can take
   std::size_t entries_ = 0;
+  std::size_t last_position_ = static_cast<std::size_t>(-1);  // bound()'s last call: its position, and per rack its
+  std::vector<std::uint64_t> last_left_;                      // residuals and value
+  std::vector<double> last_value_;
+  double last_total_ = 0;
+  std::vector<int> item_rack_, item_shift_;  // per item: its rack (-1: none) and bit offset in the rack's residuals
+  std::vector<std::uint64_t> touched_;       // peek()'s scratch: per rack, its residuals (0: untouched)
+  double linking_total(std::size_t position, const std::vector<int>& residual) const;
+  std::uint64_t rack_left(int rack, const std::vector<int>& residual) const;
+  std::uint64_t cut(std::size_t position, int rack, std::uint64_t left) const;
 };
 
 }  // namespace themis::arbiter

@@ -2,7 +2,7 @@
 // with everybody and without each bidder, and from patterns carried over as from none; a packing it calls proven is
 // optimal, also where its column generation is cut short; its bound less a bidder's price bounds the optimum without
 // that bidder; its table's bound at a node is never below the best
-// completion of the bidders still to choose; it sees a machine the LP splits; a problem without racks, or with a rack
+// completion of the bidders still to choose, nor is its bound of a child from the entries it holds; it sees a machine the LP splits; a problem without racks, or with a rack
 // too large for its program, does not decompose.
 // tests/arbiter/shape_brute_force_test.cc checks the shape solver with it on
 // (ShapeSolverWithLpBoundsMatchesExhaustiveSearch) and off.
@@ -167,6 +167,68 @@ TEST(RackDecomposition, ItsTableBoundsTheBestCompletionAtEveryNode) {
     }
   }
   EXPECT_GT(nodes, 5000);
+}
+
+// The search bounds each child from the table's entries before it enters it (RackTable::peek, after bound() for the
+// child that takes nothing): never below the best completion, nor below the bound the child would get on entering it
+// (a second table at the same prices), never above the bound for the child that takes nothing; and, once the table
+// holds the child's entries, the child's bound itself.
+TEST(RackDecomposition, ItsPeekAtAChildLiesBetweenTheChildsBoundAndTheParents) {
+  Rng rng(11);
+  int children = 0, exact = 0;
+  for (int instance = 0; instance < 300; ++instance) {
+    const PackingProblem problem = random_rack_problem(rng);
+    if (!RackDecomposition::applies(problem)) continue;
+    const int excluded = static_cast<int>(rng.below(problem.bidders.size() + 1)) - 1;
+    const RackBound root = RackDecomposition().solve(problem, excluded, kNoDeadline);
+    ASSERT_FALSE(root.prices.empty());
+    std::vector<int> order(problem.bidders.size());
+    for (std::size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int>(b);
+    RackTable table(problem, excluded, order, root.prices);
+    RackTable entered(problem, excluded, order, root.prices);
+    std::vector<int> residual(static_cast<std::size_t>(problem.item_count));
+    for (int i = 0; i < problem.item_count; ++i) residual[static_cast<std::size_t>(i)] = problem.capacity(i);
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      const double none = table.bound(position + 1, residual);
+      const int b = order[position];
+      if (b == excluded) continue;
+      const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+      std::vector<int> fitting;
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        std::vector<RackTable::Change> changes;
+        std::vector<int> child = residual;
+        bool fits = true;
+        for (const ItemLoad& load : item_loads(rows[r])) {
+          auto& left = child[static_cast<std::size_t>(load.item)];
+          left -= load.units;
+          fits = fits && left >= 0;
+          changes.push_back({load.item, left + load.units, left});
+        }
+        if (!fits) continue;
+        fitting.push_back(static_cast<int>(r));
+        const double peeked = table.peek(position + 1, changes);
+        std::vector<int> left = child;
+        const double best = best_completion(problem, excluded, order, position + 1, left);
+        const double on_entry = entered.bound(position + 1, child);
+        EXPECT_GE(peeked, best - 1e-9) << "instance " << instance << " position " << position << " row " << r;
+        EXPECT_GE(peeked, on_entry - 1e-9) << "instance " << instance << " position " << position << " row " << r;
+        EXPECT_LE(peeked, none + 1e-9) << "instance " << instance << " position " << position << " row " << r;
+        // Entered, the child's lookups are in this table too: peeking again (after the parent's call) reads them.
+        table.bound(position + 1, child);
+        table.bound(position + 1, residual);
+        const double again = table.peek(position + 1, changes);
+        EXPECT_GE(again, on_entry - 1e-9);
+        EXPECT_LE(again, peeked + 1e-9);
+        if (again < peeked - 1e-9) ++exact;
+        ++children;
+      }
+      if (fitting.empty()) continue;
+      const auto& row = rows[static_cast<std::size_t>(fitting[rng.below(fitting.size())])];
+      for (const ItemLoad& load : item_loads(row)) residual[static_cast<std::size_t>(load.item)] -= load.units;
+    }
+  }
+  EXPECT_GT(children, 1000);
+  EXPECT_GT(exact, 20) << children;  // the entries it reads make it tighter than the parent's values
 }
 
 // One rack, one machine of 6 GPUs, two bidders that each want 4 of them: the LP takes three quarters of each
