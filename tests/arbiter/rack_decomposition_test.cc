@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "brute_force.h"
@@ -130,21 +131,40 @@ TEST(RackDecomposition, ItsBoundLessABiddersPriceBoundsTheOptimumWithoutIt) {
   EXPECT_GT(lower, winners / 3);  // 1,554 of 3,168 when written: where the item prices carry a winner's gain, its own price is 0
 }
 
+// What the table tests start from: a random rack problem that decomposes, a random bidder excluded (or none), its
+// decomposition's bound and prices, the bidders in the search's order (here by index, reversed where asked) and the
+// items' capacities. Empty where the problem does not decompose.
+struct TableCase {
+  PackingProblem problem;
+  int excluded = -1;
+  RackBound root;
+  std::vector<int> order;
+  std::vector<int> capacity;
+};
+
+std::optional<TableCase> random_table_case(Rng& rng, bool reversed) {
+  TableCase out;
+  out.problem = random_rack_problem(rng);
+  if (!RackDecomposition::applies(out.problem)) return std::nullopt;
+  out.excluded = static_cast<int>(rng.below(out.problem.bidders.size() + 1)) - 1;
+  out.root = RackDecomposition().solve(out.problem, out.excluded, kNoDeadline);
+  EXPECT_FALSE(out.root.prices.empty());
+  if (out.root.prices.empty()) return std::nullopt;
+  out.order.resize(out.problem.bidders.size());
+  for (std::size_t b = 0; b < out.order.size(); ++b) out.order[b] = static_cast<int>(b);
+  if (reversed) std::reverse(out.order.begin(), out.order.end());
+  for (int i = 0; i < out.problem.item_count; ++i) out.capacity.push_back(out.problem.capacity(i));
+  return out;
+}
+
 TEST(RackDecomposition, ItsTableBoundsTheBestCompletionAtEveryNode) {
   Rng rng(7);
   int nodes = 0;
   for (int instance = 0; instance < 300; ++instance) {
-    const PackingProblem problem = random_rack_problem(rng);
-    if (!RackDecomposition::applies(problem)) continue;
-    const int excluded = static_cast<int>(rng.below(problem.bidders.size() + 1)) - 1;
-    const RackBound root = RackDecomposition().solve(problem, excluded, kNoDeadline);
-    ASSERT_FALSE(root.prices.empty());
-    std::vector<int> order(problem.bidders.size());
-    for (std::size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int>(b);
-    std::reverse(order.begin(), order.end());
+    const std::optional<TableCase> at = random_table_case(rng, true);
+    if (!at) continue;
+    const auto& [problem, excluded, root, order, capacity] = *at;
     RackTable table(problem, excluded, order, root.prices);
-    std::vector<int> capacity(static_cast<std::size_t>(problem.item_count));
-    for (int i = 0; i < problem.item_count; ++i) capacity[static_cast<std::size_t>(i)] = problem.capacity(i);
     // At the root, at the prices of the decomposition's bound, the table gives that bound.
     EXPECT_NEAR(table.bound(0, capacity), root.bound, 1e-9);
     // At nodes: the first bidders of the order take a random row that fits, or nothing.
@@ -177,17 +197,12 @@ TEST(RackDecomposition, ItsPeekAtAChildLiesBetweenTheChildsBoundAndTheParents) {
   Rng rng(11);
   int children = 0, exact = 0;
   for (int instance = 0; instance < 300; ++instance) {
-    const PackingProblem problem = random_rack_problem(rng);
-    if (!RackDecomposition::applies(problem)) continue;
-    const int excluded = static_cast<int>(rng.below(problem.bidders.size() + 1)) - 1;
-    const RackBound root = RackDecomposition().solve(problem, excluded, kNoDeadline);
-    ASSERT_FALSE(root.prices.empty());
-    std::vector<int> order(problem.bidders.size());
-    for (std::size_t b = 0; b < order.size(); ++b) order[b] = static_cast<int>(b);
+    const std::optional<TableCase> at = random_table_case(rng, false);
+    if (!at) continue;
+    const auto& [problem, excluded, root, order, capacity] = *at;
     RackTable table(problem, excluded, order, root.prices);
     RackTable entered(problem, excluded, order, root.prices);
-    std::vector<int> residual(static_cast<std::size_t>(problem.item_count));
-    for (int i = 0; i < problem.item_count; ++i) residual[static_cast<std::size_t>(i)] = problem.capacity(i);
+    std::vector<int> residual = capacity;
     for (std::size_t position = 0; position < order.size(); ++position) {
       const double none = table.bound(position + 1, residual);
       const int b = order[position];
