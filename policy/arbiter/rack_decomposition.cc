@@ -522,6 +522,8 @@ RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vec
   for (std::size_t i = 0; i < item_rack_.size(); ++i)
     if (layout.slot[i] >= 0) item_shift_[i] = layout.slot[i] * kBitsPerItem;
   touched_.assign(static_cast<std::size_t>(racks_), 0);
+  last_left_.assign(static_cast<std::size_t>(racks_), 0);
+  last_value_.assign(static_cast<std::size_t>(racks_), 0.0);
   // Per position and rack, the most units of each item the rows from that position on can take together: each
   // position's largest load on the item, summed.
   room_.assign((positions_.size() + 1) * static_cast<std::size_t>(racks_), 0);
@@ -544,7 +546,7 @@ RackTable::RackTable(const PackingProblem& problem, int excluded, const std::vec
   usable_ = true;
 }
 
-double RackTable::linking_total(std::size_t position, const std::vector<int>& residual) const {
+double RackTable::outside_racks(std::size_t position, const std::vector<int>& residual) const {
   double total = 0;
   for (std::size_t i = 0; i < item_prices_.size(); ++i) total += item_prices_[i] * residual[i];
   for (std::size_t p = position; p < positions_.size(); ++p) {
@@ -582,9 +584,7 @@ std::uint64_t RackTable::cut(std::size_t position, int rack, std::uint64_t left)
 
 double RackTable::bound(std::size_t position, const std::vector<int>& residual) {
   if (!usable_) return std::numeric_limits<double>::infinity();
-  double total = linking_total(position, residual);
-  last_left_.resize(static_cast<std::size_t>(racks_));
-  last_value_.resize(static_cast<std::size_t>(racks_));
+  double total = outside_racks(position, residual);
   for (int k = 0; k < racks_; ++k) {
     const std::uint64_t left = rack_left(k, residual);
     const double value = best(position, k, left);
@@ -605,8 +605,8 @@ double RackTable::peek(std::size_t position, std::span<const Change> changes) {
   for (const Change& change : changes) {
     const auto item = static_cast<std::size_t>(change.item);
     total -= item_prices_[item] * (change.before - change.after);
+    if (item_shift_[item] < 0) continue;  // no row of a rack draws from it
     const int rack = item_rack_[item];
-    if (rack < 0 || item_shift_[item] < 0) continue;
     auto& left = touched_[static_cast<std::size_t>(rack)];
     if (left == 0) {
       left = last_left_[static_cast<std::size_t>(rack)] | kTouched;

@@ -150,9 +150,11 @@ class RackTable {
   std::vector<std::uint64_t> last_left_;                      // residuals and value
   std::vector<double> last_value_;
   double last_total_ = 0;
-  std::vector<int> item_rack_, item_shift_;  // per item: its rack (-1: none) and bit offset in the rack's residuals
+  std::vector<int> item_rack_, item_shift_;  // per item: its rack, and its bit offset in the rack's residuals (-1: none)
   std::vector<std::uint64_t> touched_;       // peek()'s scratch: per rack, its residuals (0: untouched)
-  double linking_total(std::size_t position, const std::vector<int>& residual) const;
+  // The bound's terms outside the racks' patterns: the items' prices times the residuals, the bidders' prices from
+  // `position` on and their linking rows that fit.
+  double outside_racks(std::size_t position, const std::vector<int>& residual) const;
   std::uint64_t rack_left(int rack, const std::vector<int>& residual) const;
   std::uint64_t cut(std::size_t position, int rack, std::uint64_t left) const;
 };
