@@ -3,11 +3,11 @@
 #include <CbcModel.hpp>
 #include <CoinMessageHandler.hpp>
 #include <CoinPackedMatrix.hpp>
-#include <CoinPackedVector.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <algorithm>
 #include <cmath>
 
+#include "policy/arbiter/coin_matrix.h"
 #include "policy/arbiter/greedy_packing.h"
 
 namespace themis::arbiter {
@@ -23,25 +23,17 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
   };
   std::vector<Column> columns;
   const int bidder_rows = static_cast<int>(problem.bidders.size());
-  CoinPackedMatrix matrix(true, 0, 0);
-  matrix.setDimensions(bidder_rows + problem.item_count, 0);
+  const auto kept = [&](int b, int r) {
+    return b != excluded && problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)].gain > 0;
+  };
+  const CoinPackedMatrix matrix = packing_columns(problem, kept);
   std::vector<double> objective;
-  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-    if (static_cast<int>(b) == excluded) continue;
-    const auto& rows = problem.bidders[b].rows;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      if (!(rows[r].gain > 0)) continue;
-      CoinPackedVector column;
-      column.insert(static_cast<int>(b), 1.0);
-      for (std::size_t k = 0; k < rows[r].items.size();) {  // a repeated item is one coefficient
-        std::size_t end = k;
-        while (end < rows[r].items.size() && rows[r].items[end] == rows[r].items[k]) ++end;
-        column.insert(bidder_rows + rows[r].items[k], static_cast<double>(end - k));
-        k = end;
-      }
-      matrix.appendCol(column);
-      objective.push_back(-rows[r].gain);  // CBC minimises
-      columns.push_back({static_cast<int>(b), static_cast<int>(r)});
+  for (int b = 0; b < bidder_rows; ++b) {
+    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
+    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
+      if (!kept(b, r)) continue;
+      objective.push_back(-rows[static_cast<std::size_t>(r)].gain);  // CBC minimises
+      columns.push_back({b, r});
     }
   }
 

@@ -3,7 +3,6 @@
 #include <CglGomory.hpp>
 #include <CglTwomir.hpp>
 #include <CoinPackedMatrix.hpp>
-#include <CoinPackedVector.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <OsiCuts.hpp>
 
@@ -11,6 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "policy/arbiter/coin_matrix.h"
 
 namespace themis::arbiter {
 
@@ -63,19 +64,12 @@ double bound_at_duals(const OsiClpSolverInterface& solver, const std::vector<int
 CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int rounds) {
   CutBound out;
   const int bidders = static_cast<int>(problem.bidders.size());
-  CoinPackedMatrix matrix(true, 0, 0);
-  matrix.setDimensions(bidders + problem.item_count, 0);
+  const CoinPackedMatrix matrix = packing_columns(problem, [](int, int) { return true; });
   std::vector<double> cost;  // −gain: Osi minimises
   std::vector<int> first_column;
-  for (int b = 0; b < bidders; ++b) {
+  for (const PackingBidder& bidder : problem.bidders) {
     first_column.push_back(static_cast<int>(cost.size()));
-    for (const PackingRow& row : problem.bidders[static_cast<std::size_t>(b)].rows) {
-      CoinPackedVector column;
-      column.insert(b, 1.0);
-      for (const ItemLoad& load : item_loads(row)) column.insert(bidders + load.item, load.units);
-      matrix.appendCol(column);
-      cost.push_back(-row.gain);
-    }
+    for (const PackingRow& row : bidder.rows) cost.push_back(-row.gain);
   }
   first_column.push_back(static_cast<int>(cost.size()));
   if (cost.empty()) {
@@ -90,6 +84,10 @@ CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int 
   solver.messageHandler()->setLogLevel(0);
   solver.loadProblem(matrix, column_lower.data(), column_upper.data(), cost.data(), row_lower.data(), row_upper.data());
   for (std::size_t c = 0; c < cost.size(); ++c) solver.setInteger(static_cast<int>(c));
+  // CLP stops at the deadline too (its limit counts from each solve's start): at 200 bidders one solve can take longer
+  // than the whole share.
+  auto time_left = [&] { solver.getModelPtr()->setMaximumWallSeconds(deadline.enabled() ? deadline.budget_left() : -1); };
+  time_left();
   solver.initialSolve();
   out.bound = bound_at_duals(solver, first_column, out.own);
   CglGomory gomory;
@@ -102,6 +100,7 @@ CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int 
     if (cuts.sizeRowCuts() == 0) break;
     out.cuts += cuts.sizeRowCuts();
     solver.applyCuts(cuts);
+    time_left();
     solver.resolve();
     if (const double bound = bound_at_duals(solver, first_column, own); bound < out.bound) {
       out.bound = bound;

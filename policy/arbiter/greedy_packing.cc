@@ -22,48 +22,60 @@ const std::vector<int>& row_items(const PackingProblem& p, int bidder, int row) 
 
 }  // namespace
 
-PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
+GreedyOrders::GreedyOrders(const PackingProblem& problem) : problem_(&problem) {
   struct Candidate {
-    int bidder;
-    int row;
+    Pick pick;
     double gain;
     double size;
     double score = 0;  // of the pass being sorted
   };
   std::vector<Candidate> candidates;
   for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-    if (static_cast<int>(b) == excluded) continue;
     const auto& rows = problem.bidders[b].rows;
     for (std::size_t r = 0; r < rows.size(); ++r)
       if (rows[r].gain > 0 && !rows[r].items.empty())
-        candidates.push_back({static_cast<int>(b), static_cast<int>(r), rows[r].gain,
-                              static_cast<double>(rows[r].items.size())});
+        candidates.push_back(
+            {{static_cast<int>(b), static_cast<int>(r)}, rows[r].gain, static_cast<double>(rows[r].items.size())});
   }
-  // Three passes, by gain, by gain per GPU and by gain per √GPUs; each sort is stable over the last.
-  auto score = [](int pass, const Candidate& c) {
+  // By gain, by gain per GPU and by gain per √GPUs; each sort is stable over the last. Leaving a bidder's rows out
+  // afterwards keeps the others' order, so the orders serve every excluded bidder.
+  auto score = [](std::size_t pass, const Candidate& c) {
     return pass == 0 ? c.gain : pass == 1 ? c.gain / c.size : c.gain / std::sqrt(c.size);
   };
-  PackingChoice best(problem.bidders.size(), -1);
-  double best_value = 0;
-  std::vector<int> used(static_cast<std::size_t>(problem.item_count));
-  for (int pass = 0; pass < 3; ++pass) {
+  for (std::size_t pass = 0; pass < orders_.size(); ++pass) {
     for (Candidate& c : candidates) c.score = score(pass, c);
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+    orders_[pass].reserve(candidates.size());
+    for (const Candidate& c : candidates) orders_[pass].push_back(c.pick);
+  }
+}
+
+PackingChoice GreedyOrders::packing(int excluded) const {
+  const PackingProblem& problem = *problem_;
+  PackingChoice best(problem.bidders.size(), -1);
+  double best_value = 0;
+  std::vector<int> used(static_cast<std::size_t>(problem.item_count));
+  for (const std::vector<Pick>& order : orders_) {
     PackingChoice choice(problem.bidders.size(), -1);
     std::fill(used.begin(), used.end(), 0);
     double value = 0;
-    for (const Candidate& c : candidates) {
-      if (choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
+    for (const Pick& c : order) {
+      if (c.bidder == excluded || choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
+      // Units taken one by one (a row lists an item once per unit) until one is over its capacity.
       const auto& items = row_items(problem, c.bidder, c.row);
-      for (int i : items) ++used[static_cast<std::size_t>(i)];
-      if (std::any_of(items.begin(), items.end(),
-                      [&](int i) { return used[static_cast<std::size_t>(i)] > problem.capacity(i); })) {
-        for (int i : items) --used[static_cast<std::size_t>(i)];
+      std::size_t taken = 0;
+      bool fits = true;
+      while (fits && taken < items.size()) {
+        const int i = items[taken++];
+        fits = ++used[static_cast<std::size_t>(i)] <= problem.capacity(i);
+      }
+      if (!fits) {
+        while (taken > 0) --used[static_cast<std::size_t>(items[--taken])];
         continue;
       }
       choice[static_cast<std::size_t>(c.bidder)] = c.row;
-      value += c.gain;
+      value += row_gain(problem, c.bidder, c.row);
     }
     if (value > best_value) {
       best_value = value;
@@ -71,6 +83,10 @@ PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
     }
   }
   return best;
+}
+
+PackingChoice greedy_packing(const PackingProblem& problem, int excluded) {
+  return GreedyOrders(problem).packing(excluded);
 }
 
 namespace {

@@ -2,11 +2,30 @@
 // A quick feasible packing to start exact searches from: rows taken in descending order of a few
 // scores (gain, gain per GPU, gain per √GPU), each if its bidder is free and its GPUs are unused; the
 // best of these orders wins. Cheap (a few sorts): also the stand-in when an auction's time is spent.
+#include <array>
+#include <vector>
+
 #include "policy/arbiter/packing_problem.h"
 
 namespace themis::arbiter {
 
 PackingChoice greedy_packing(const PackingProblem& problem, int excluded);
+
+// greedy_packing's orders of the rows, sorted once: packing(excluded) is greedy_packing(problem, excluded) without the
+// sorts, for the stand-ins of the many solves without a winner an auction's budget may leave no time for.
+class GreedyOrders {
+ public:
+  explicit GreedyOrders(const PackingProblem& problem);  // `problem` must outlive it
+  PackingChoice packing(int excluded) const;
+
+ private:
+  struct Pick {
+    int bidder;
+    int row;
+  };
+  const PackingProblem* problem_;
+  std::array<std::vector<Pick>, 3> orders_;
+};
 
 // Local search on a feasible choice (nothing for `excluded`): repeatedly moves a bidder to a better
 // row, evicting the bidders whose GPUs it needs when that pays after they re-pick their best rows that

@@ -61,21 +61,44 @@ bool packing_feasible(const PackingProblem& problem, const PackingChoice& choice
   return true;
 }
 
-double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices) {
-  if (prices.size() != static_cast<std::size_t>(problem.item_count)) return std::numeric_limits<double>::infinity();
+namespace {
+
+// A bidder's term of the Lagrangian bound: its best row's gain less its units' prices, at least 0.
+double lagrangian_term(const PackingBidder& bidder, const std::vector<double>& prices) {
+  double best = 0;
+  for (const PackingRow& row : bidder.rows) {
+    double reduced = row.gain;
+    for (int item : row.items) reduced -= std::max(0.0, prices[static_cast<std::size_t>(item)]);
+    best = std::max(best, reduced);
+  }
+  return best;
+}
+
+double priced_capacity(const PackingProblem& problem, const std::vector<double>& prices) {
   double total = 0;
   for (int i = 0; i < problem.item_count; ++i) total += std::max(0.0, prices[static_cast<std::size_t>(i)]) * problem.capacity(i);
-  for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-    if (static_cast<int>(b) == excluded) continue;
-    double best = 0;
-    for (const PackingRow& row : problem.bidders[b].rows) {
-      double reduced = row.gain;
-      for (int item : row.items) reduced -= std::max(0.0, prices[static_cast<std::size_t>(item)]);
-      best = std::max(best, reduced);
-    }
-    total += best;
-  }
   return total;
+}
+
+}  // namespace
+
+double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices) {
+  if (prices.size() != static_cast<std::size_t>(problem.item_count)) return std::numeric_limits<double>::infinity();
+  double total = priced_capacity(problem, prices);
+  for (std::size_t b = 0; b < problem.bidders.size(); ++b)
+    if (static_cast<int>(b) != excluded) total += lagrangian_term(problem.bidders[b], prices);
+  return total;
+}
+
+std::vector<double> lagrangian_bounds_without(const PackingProblem& problem, const std::vector<double>& prices) {
+  const auto n = problem.bidders.size();
+  if (prices.size() != static_cast<std::size_t>(problem.item_count))
+    return std::vector<double>(n, std::numeric_limits<double>::infinity());
+  std::vector<double> term(n);
+  double total = priced_capacity(problem, prices);
+  for (std::size_t b = 0; b < n; ++b) total += term[b] = lagrangian_term(problem.bidders[b], prices);
+  for (double& t : term) t = total - t;
+  return term;
 }
 
 void append_item_loads(const PackingRow& row, std::vector<ItemLoad>& out) {

@@ -68,6 +68,9 @@ double packing_value(const PackingProblem& problem, const PackingChoice& choice)
 // an upper bound on its optimum whatever the prices: Σ_items λ·capacity + Σ_{bidders but excluded}
 // max(0, max_row gain − Σ_{its units} λ). +inf when the prices do not fit the problem.
 double lagrangian_bound(const PackingProblem& problem, int excluded, const std::vector<double>& prices);
+// lagrangian_bound(problem, i, prices) for every bidder i, in one pass over the rows: the bound with everybody less
+// i's term (+inf each where the prices do not fit the problem).
+std::vector<double> lagrangian_bounds_without(const PackingProblem& problem, const std::vector<double>& prices);
 // A row's units of one item.
 struct ItemLoad {
   int item;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -20,6 +21,7 @@ struct Solved {
   PackingSolution solution;
   bool ran = false;    // false: the budget was spent before its turn
   bool small = false;  // small_search settled it
+  double stand_in = 0;  // where it did not run: the best packing without the winner found with no search
 };
 
 // One solve: the exact small search first (small_search.h), from the better of a greedy packing and
@@ -47,12 +49,14 @@ double time_share(const Deadline& deadline, std::size_t left, std::size_t at_onc
   return std::max(1e-6, deadline.remaining() * static_cast<double>(together) / static_cast<double>(left));
 }
 
-// Runs `task` on the indices taken in order from `next` until `count`, or until the deadline passes.
-template <class Task>
-void take_from(std::atomic<std::size_t>& next, std::size_t count, const Deadline& deadline, Task& task) {
+// Runs `task` on the indices taken in order from `next` until `count`, and `late` instead once the deadline passed.
+template <class Task, class Late>
+void take_from(std::atomic<std::size_t>& next, std::size_t count, const Deadline& deadline, Task& task, Late& late) {
   for (std::size_t k = next++; k < count; k = next++) {
-    if (deadline.passed()) return;
-    task(k);
+    if (deadline.passed())
+      late(k);
+    else
+      task(k);
   }
 }
 
@@ -120,8 +124,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // the PF solve's prices without i's term; and the PF solve's own bound without i where it has one (the rack
   // decomposition's less i's price: at (200, 1024) 0.2-2% below the PF bound, docs/performance.md, "Bounds without a
   // winner from the rack decomposition").
+  std::vector<double> lagrangian_without;  // at the PF solve's prices, computed once for every winner that needs it
   const auto pf_bound_without = [&](std::size_t i) {
-    double bound = std::min(out.pf.bound, lagrangian_bound(problem, static_cast<int>(i), pf_prices));
+    if (lagrangian_without.empty()) lagrangian_without = lagrangian_bounds_without(problem, pf_prices);
+    double bound = std::min(out.pf.bound, lagrangian_without[i]);
     if (i < out.pf.bound_without.size()) bound = std::min(bound, out.pf.bound_without[i]);
     return std::min(bound, cuts.bound_without(static_cast<int>(i)));
   };
@@ -205,7 +211,19 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       if (without[k].solution.nodes >= kKeepMemoryFromNodes) stopped[k].memory = std::move(own_memory);
     }
   };
-  auto take_solves = [&] { take_from(next, winners.size(), deadline, solve_next); };
+  // A winner whose turn comes after the budget is spent gets a stand-in for W*_{-i} without a solver call: the better of
+  // the PF packing less i, refilled, and a greedy packing without i. At 200 bidders a hundred winners may wait for
+  // one, 0.1 ms each, so the threads of the solves take them, and the greedy's orders are sorted once for all of them
+  // (docs/performance.md, "Time budgets that hold").
+  std::once_flag greedy_sorted;
+  std::optional<GreedyOrders> greedy_orders;
+  auto stand_in = [&](std::size_t k) {
+    const auto i = static_cast<std::size_t>(winners[k]);
+    std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
+    without[k].stand_in = std::max(packing_value(problem, greedy_orders->packing(static_cast<int>(i))),
+                                   packing_value(problem, pf_less(i)));
+  };
+  auto take_solves = [&] { take_from(next, winners.size(), deadline, solve_next, stand_in); };
   std::int64_t searched = out.pf.nodes;
   for (std::size_t k = next++; k < winners.size(); k = next++) {
     if (most_threads > 1 && searched >= limits.threads_from_nodes) {
@@ -214,7 +232,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       run_on_threads(most_threads, take_solves);
       break;
     }
-    if (deadline.passed()) break;
+    if (deadline.passed()) {
+      stand_in(k);
+      continue;
+    }
     solve_next(k);
     searched += without[k].solution.nodes;
   }
@@ -251,7 +272,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       more.proven_optimal = more.proven_optimal || more.value >= more.bound - kImprovementTolerance;
       without[k].solution = std::move(more);
     };
-    auto take_again = [&] { take_from(next_again, again.size(), deadline, solve_again); };
+    auto keep_first = [](std::size_t) {};  // a solve the deadline stops here keeps its first round's result
+    auto take_again = [&] { take_from(next_again, again.size(), deadline, solve_again, keep_first); };
     run_on_threads(threads, take_again);
     out.threads = std::max(out.threads, static_cast<int>(threads));
   }
@@ -261,11 +283,9 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     const double gain_i = problem.bidders[i].rows[static_cast<std::size_t>(out.pf.choice[i])].gain;
     const double others_at_pf = total - gain_i;
     if (!without[k].ran) {
-      // Out of time: the best of the PF packing less i (refilled) and a greedy packing stands in for W*_{-i}
-      // (a lower bound, so c_i is at most overstated). The gap is bounded by the PF solve's bounds without i
-      // (pf_bound_without) or, if lower, each bidder's best row.
-      const double greedy = packing_value(problem, greedy_packing(problem, static_cast<int>(i)));
-      const double best_without = std::max({greedy, others_at_pf, packing_value(problem, pf_less(i))});
+      // Out of time: the stand-in (above) for W*_{-i}, a lower bound, so c_i is at most overstated. The gap is bounded
+      // by the PF solve's bounds without i (pf_bound_without) or, if lower, each bidder's best row.
+      const double best_without = std::max(without[k].stand_in, others_at_pf);
       double trivial_bound = 0;
       for (std::size_t j = 0; j < n; ++j)
         if (j != i && !problem.bidders[j].rows.empty()) trivial_bound += problem.bidders[j].rows.front().gain;

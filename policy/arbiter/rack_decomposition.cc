@@ -118,10 +118,15 @@ class RackPricing {
   }
 
   static constexpr double kTooLarge = -1;
+  static constexpr double kStopped = -2;
   // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0;
-  // kTooLarge where a layer of the program outgrew RackDecomposition::kMaxStates. `floor`: the value of a pattern the
-  // caller has (0: none); the program prunes what cannot beat it, and where nothing does returns it with no rows.
-  double best(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows, double floor = 0) {
+  // kTooLarge where a layer of the program outgrew RackDecomposition::kMaxStates; kStopped where `deadline` passed
+  // (read before each bidder's layer and every kStatesPerClockRead states of it: at 200 bidders one rack's program
+  // can take 50 ms). `floor`: the value of a pattern the caller has (0: none); the program prunes what cannot beat it,
+  // and where nothing does returns it with no rows.
+  double best(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows,
+              const Deadline& deadline, double floor = 0) {
+    constexpr std::size_t kStatesPerClockRead = 4096;
     // Only bidders with a row of positive reduced gain can add to a pattern.
     active_.clear();
     for (std::size_t k = 0; k < bidders_.size(); ++k) {
@@ -169,6 +174,7 @@ class RackPricing {
     layers_[0].clear();
     layers_[0].push_back({0, 0.0, 0, -1});
     for (std::size_t k = 0; k < active_.size(); ++k) {
+      if (deadline.passed()) return kStopped;
       const Bidder& bidder = bidders_[active_[k]];
       const auto& gains = reduced[static_cast<std::size_t>(bidder.index)];
       const std::vector<State>& from = layers_[k];
@@ -183,6 +189,7 @@ class RackPricing {
       std::stable_sort(live_.begin(), live_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
       start_table(from.size() * (live_.size() + 1));
       for (std::size_t f = 0; f < from.size(); ++f) {
+        if (f % kStatesPerClockRead == kStatesPerClockRead - 1 && deadline.passed()) return kStopped;
         const State& state = from[f];
         if (state.value + most_from(k, state.used) < seen) continue;
         if (state.value + most_from(k + 1, state.used) >= seen) keep(to, {state.used, state.value, static_cast<std::uint32_t>(f), -1});
@@ -437,7 +444,12 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
         priced = false;
         break;
       }
-      const double best = pricing[static_cast<std::size_t>(k)].best(reduced, &rows, floors[static_cast<std::size_t>(k)]);
+      const double best =
+          pricing[static_cast<std::size_t>(k)].best(reduced, &rows, deadline, floors[static_cast<std::size_t>(k)]);
+      if (best == RackPricing::kStopped) {
+        priced = false;
+        break;
+      }
       if (best < 0) return RackBound{};  // kTooLarge: the problem does not decompose within bounds
       bound += best;
       if (!rows.empty() && best > prices[static_cast<std::size_t>(bidders + items + k)] + kEnterTolerance) {

@@ -389,7 +389,9 @@ class Search {
 
   bool over_limit() {
     if (max_nodes_ > 0 && nodes_ >= max_nodes_) return true;
-    if ((nodes_ & 255) == 0) {
+    // The clock is read every 16 nodes, and at every node once the nodes solve LPs (a millisecond each at 200 bidders):
+    // every 256 let a solve overrun its share by tens of milliseconds.
+    if ((nodes_ & 15) == 0 || lp_nodes_) {
       if (deadline_.passed()) return true;
       // A solve that has spent half its time is a hard one too, however few nodes that was (the solves without
       // a winner in a large auction get a short share each): the rest of its time goes to LP bounds.

@@ -342,5 +342,39 @@ TEST(BoundedSolve, WholeAuctionWithinBudgetReportsGap) {
   }
 }
 
+// Winners the budget leaves no time for, taken by the threads of the solves: each still gets the better of the PF
+// packing less it, refilled, and the greedy packing without it (a solve that ran starts from both, so it holds for
+// every winner however the budget fell). The hard instance takes the budget; after its bidders come 20 pairs, each
+// pair alone on two GPUs of its own (a: gain 2, b: gain 1), so that without a the refill gives b its GPUs: a winner
+// left without its stand-in would count only the PF packing less it.
+TEST(BoundedSolve, EveryWinnerGetsAtLeastItsStandInOnTwoThreads) {
+  PackingProblem p = hard_instance();
+  for (int k = 0; k < 20; ++k) {
+    const std::vector<int> gpus{p.item_count, p.item_count + 1};
+    p.item_count += 2;
+    p.bidders.push_back({1000 + 2 * k, {{0, 2.0, gpus}}});
+    p.bidders.push_back({1001 + 2 * k, {{0, 1.0, gpus}}});
+  }
+  ShapeSolver solver;
+  AuctionLimits limits{0.05, 0};
+  limits.threads = 2;
+  limits.threads_from_nodes = 0;  // the threads take every solve without a winner, and every stand-in
+  const PartialAllocation pa = partial_allocation(p, solver, limits);
+  int winners = 0;
+  for (std::size_t i = 0; i < p.bidders.size(); ++i) {
+    if (pa.pf.choice[i] < 0) continue;
+    ++winners;
+    PackingChoice less = pa.pf.choice;
+    less[i] = -1;
+    const double refill = packing_value(p, upgrade_packing(p, static_cast<int>(i), less));
+    const double greedy = packing_value(p, greedy_packing(p, static_cast<int>(i)));
+    EXPECT_GE(pa.value_without[i], std::max(refill, greedy) - 1e-9) << "winner " << i;
+    EXPECT_GT(pa.c[i], 0.0);
+    EXPECT_LE(pa.c[i], 1.0);
+  }
+  EXPECT_LE(pa.solves, 1 + winners);
+  std::printf("budget 0.05 s on two threads: %d of %d solves without a winner ran\n", pa.solves - 1, winners);
+}
+
 }  // namespace
 }  // namespace themis::arbiter

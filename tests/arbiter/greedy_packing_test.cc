@@ -1,3 +1,5 @@
+// greedy_packing's orders sorted once (GreedyOrders): without each bidder, the greedy of the problem without its rows.
+// The Lagrangian bounds without each bidder in one pass (packing_problem.h) against one bound per bidder.
 // upgrade_packing (greedy_packing.h): on capacitated and unit problems its packing is feasible, worth at least its
 // start, and no bidder has a better row that fits the capacities the others leave it. improve_packing on capacitated
 // problems: feasible, and worth at least what upgrade_packing makes of the same start.
@@ -6,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -130,6 +133,41 @@ TEST(ImprovePacking, EvictsTheHolderOnACapacitatedItemAndLetsItRepick) {
   problem.bidders[1].rows[1].gain = 0.0;
   problem.bidders[1].rows[0].gain = 2.5;
   EXPECT_EQ(improve_packing(problem, -1, {0, 0}), (PackingChoice{0, 0}));
+}
+
+// GreedyOrders, sorted once with every bidder, packs without bidder i as greedy_packing does on the problem where i
+// has no rows (its own sorts without i's rows), on capacitated and unit problems.
+TEST(GreedyOrders, PacksWithoutEachBidderAsTheGreedyOfTheProblemWithoutItsRows) {
+  Rng rng(23);
+  for (int t = 0; t < 400; ++t) {
+    const PackingProblem problem = random_problem(rng, t % 2 == 0);
+    const GreedyOrders orders(problem);
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+      SCOPED_TRACE("problem " + std::to_string(t) + ", without bidder " + std::to_string(i));
+      PackingProblem without = problem;
+      without.bidders[i].rows.clear();
+      EXPECT_EQ(orders.packing(static_cast<int>(i)), greedy_packing(without, -1));
+    }
+    EXPECT_EQ(orders.packing(-1), greedy_packing(problem, -1));
+  }
+}
+
+// lagrangian_bounds_without gives every bidder's lagrangian_bound without it, at any prices (negative ones read as 0).
+TEST(LagrangianBound, WithoutEachBidderInOnePassIsTheBoundWithoutIt) {
+  Rng rng(29);
+  for (int t = 0; t < 400; ++t) {
+    const PackingProblem problem = random_problem(rng, t % 2 == 0);
+    std::vector<double> prices;
+    for (int i = 0; i < problem.item_count; ++i) prices.push_back(rng.uniform() - 0.2);
+    const std::vector<double> without = lagrangian_bounds_without(problem, prices);
+    ASSERT_EQ(without.size(), problem.bidders.size());
+    for (std::size_t i = 0; i < problem.bidders.size(); ++i)
+      EXPECT_NEAR(without[i], lagrangian_bound(problem, static_cast<int>(i), prices), 1e-12)
+          << "problem " << t << ", bidder " << i;
+  }
+  const PackingProblem problem = random_problem(rng, false);
+  const std::vector<double> one_too_many(static_cast<std::size_t>(problem.item_count) + 1, 0.0);
+  for (double bound : lagrangian_bounds_without(problem, one_too_many)) EXPECT_TRUE(std::isinf(bound));
 }
 
 }  // namespace
