@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -170,17 +171,41 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::unique_ptr<SolverMemory> chained_memory;
   const std::size_t most_threads =
       solver.reentrant() && side_by_side ? std::min<std::size_t>(static_cast<std::size_t>(std::max(1, limits.threads)), winners.size()) : 1;
+  // A winner whose turn comes after the budget is spent gets a stand-in for W*_{-i} without a solver call: the better of
+  // the PF packing less i, refilled, and a greedy packing without i. At 200 bidders a hundred winners may wait for
+  // one, 0.2 ms each, so the threads of the solves take them, and the greedy's orders are sorted once for all of them
+  // (docs/performance.md, "Time budgets that hold"). So does a winner whose share of the time left is less than the
+  // least any solve so far overran its own: at 200 bidders a solve's start (its refill improved, the PF memory and LP
+  // copied, its root's steps) takes 5-13 ms, and solves given a fraction of a millisecond each spent it all past the
+  // deadline for no node that mattered.
+  std::once_flag greedy_sorted;
+  std::optional<GreedyOrders> greedy_orders;
+  auto stand_in = [&](std::size_t k) {
+    const auto i = static_cast<std::size_t>(winners[k]);
+    std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
+    without[k].stand_in = std::max(packing_value(problem, greedy_orders->packing(static_cast<int>(i))),
+                                   packing_value(problem, pf_less(i)));
+  };
+  std::atomic<double> least_overrun{std::numeric_limits<double>::infinity()};  // +inf: no solve has ended yet
   // The solves are taken in order from one counter by whichever thread is free, so a long solve does not hold
   // up the ones behind it. Helpers start once the solves have searched `threads_from_nodes` nodes (the PF
   // solve's, then those the calling thread finished one by one), so auctions that stay small never pay for a
-  // thread; that point depends on node counts alone, so the threads used are the same from run to run.
+  // thread; that point depends on node counts alone, so the threads used are the same from run to run. Under a budget
+  // they also start once it is spent, for the stand-ins.
   std::atomic<std::size_t> next{0};
   std::size_t running = 1;  // set before the helpers start, read by them after
   auto solve_next = [&](std::size_t k) {
+    SolveLimits each{0, limits.max_nodes_per_solve};
+    if (deadline.enabled()) {
+      each.max_seconds = time_share(deadline, winners.size() - k, running);
+      if (const double least = least_overrun.load(); std::isfinite(least) && each.max_seconds < least) {
+        stand_in(k);
+        return;
+      }
+    }
+    const double left_at_start = deadline.remaining();
     const auto i = static_cast<std::size_t>(winners[k]);
     PackingChoice without_i = pf_less(i);
-    SolveLimits each{0, limits.max_nodes_per_solve};
-    if (deadline.enabled()) each.max_seconds = time_share(deadline, winners.size() - k, running);
     std::vector<double> own_prices;
     std::unique_ptr<SolverMemory> own_memory;
     if (side_by_side) {
@@ -206,27 +231,22 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     // winners as well, after as many nodes each: those go to the solver at once.
     without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
                        side_by_side ? 0 : limits.small_search_nodes);
+    if (deadline.enabled()) {
+      const double overrun = std::max(0.0, left_at_start - deadline.remaining() - each.max_seconds);
+      double least = least_overrun.load();
+      while (overrun < least && !least_overrun.compare_exchange_weak(least, overrun)) {
+        // `least` now holds the value another thread stored: try again while this overrun is still the lesser
+      }
+    }
     if (k < stopped.size() && !without[k].solution.proven_optimal) {
       stopped[k].prices = std::move(own_prices);
       if (without[k].solution.nodes >= kKeepMemoryFromNodes) stopped[k].memory = std::move(own_memory);
     }
   };
-  // A winner whose turn comes after the budget is spent gets a stand-in for W*_{-i} without a solver call: the better of
-  // the PF packing less i, refilled, and a greedy packing without i. At 200 bidders a hundred winners may wait for
-  // one, 0.1 ms each, so the threads of the solves take them, and the greedy's orders are sorted once for all of them
-  // (docs/performance.md, "Time budgets that hold").
-  std::once_flag greedy_sorted;
-  std::optional<GreedyOrders> greedy_orders;
-  auto stand_in = [&](std::size_t k) {
-    const auto i = static_cast<std::size_t>(winners[k]);
-    std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
-    without[k].stand_in = std::max(packing_value(problem, greedy_orders->packing(static_cast<int>(i))),
-                                   packing_value(problem, pf_less(i)));
-  };
   auto take_solves = [&] { take_from(next, winners.size(), deadline, solve_next, stand_in); };
   std::int64_t searched = out.pf.nodes;
   for (std::size_t k = next++; k < winners.size(); k = next++) {
-    if (most_threads > 1 && searched >= limits.threads_from_nodes) {
+    if (most_threads > 1 && (searched >= limits.threads_from_nodes || deadline.passed())) {
       --next;  // k is not started: the helpers and this thread take it and the rest from the counter
       running = most_threads;
       run_on_threads(most_threads, take_solves);
@@ -237,7 +257,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       continue;
     }
     solve_next(k);
-    searched += without[k].solution.nodes;
+    if (without[k].ran) searched += without[k].solution.nodes;
   }
   out.threads = static_cast<int>(running);
   out.settled_without_search = settled;

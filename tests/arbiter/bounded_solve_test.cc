@@ -2,8 +2,12 @@
 // feasible packing, a bound at least its value, and a gap >= 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "policy/arbiter/branch_and_bound_solver.h"
 #include "policy/arbiter/greedy_packing.h"
@@ -374,6 +378,44 @@ TEST(BoundedSolve, EveryWinnerGetsAtLeastItsStandInOnTwoThreads) {
   }
   EXPECT_LE(pa.solves, 1 + winners);
   std::printf("budget 0.05 s on two threads: %d of %d solves without a winner ran\n", pa.solves - 1, winners);
+}
+
+// A solver whose solves without a winner take 150 ms whatever their share (a start that cannot be cut short), each
+// returning the PF packing less the winner; the PF solve is proven at once. It records which winners it was asked about.
+class SlowStartSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "slow-start"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    s.choice.assign(problem.bidders.size(), 0);
+    if (excluded >= 0) {
+      asked.push_back(excluded);
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      s.choice[static_cast<std::size_t>(excluded)] = -1;
+    }
+    s.value = packing_value(problem, s.choice);
+    s.bound = excluded < 0 ? s.value : s.value + 1;
+    s.proven_optimal = excluded < 0;
+    return s;
+  }
+  std::vector<int> asked;
+};
+
+// Ten bidders, each alone on a GPU of its own, all winners; 0.5 s for the auction. The solve without the first winner
+// gets a tenth of it, 50 ms, and takes 150: it overran its share by 100 ms. The next winner's share, at most 350 ms
+// over the nine left (39 ms), is less than that, so it gets its stand-in without a solver call (before, it was solved,
+// ending 100 ms further past its share). The stand-in is the PF packing less it, W*_{-i} = 9.
+TEST(BoundedSolve, AWinnerWhoseShareIsLessThanTheLeastOverrunSoFarGetsItsStandIn) {
+  PackingProblem p;
+  p.item_count = 10;
+  for (int b = 0; b < 10; ++b) p.bidders.push_back({b + 1, {{0, 1.0, {b}}}});
+  SlowStartSolver solver;
+  const PartialAllocation pa = partial_allocation(p, solver, AuctionLimits{0.5, 0});
+  ASSERT_EQ(pa.pf.choice, PackingChoice(10, 0));
+  EXPECT_EQ(std::count(solver.asked.begin(), solver.asked.end(), 1), 0) << "the second winner was solved";
+  EXPECT_NEAR(pa.value_without[1], 9.0, 1e-12);
+  EXPECT_NEAR(pa.c[1], 1.0, 1e-12);
+  EXPECT_FALSE(pa.proven_optimal);
 }
 
 }  // namespace
