@@ -121,12 +121,13 @@ class RackPricing {
   static constexpr double kStopped = -2;
   // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0;
   // kTooLarge where a layer of the program outgrew RackDecomposition::kMaxStates; kStopped where `deadline` passed
-  // (read before each bidder's layer and every kStatesPerClockRead states of it: at 200 bidders one rack's program
-  // can take 50 ms). `floor`: the value of a pattern the caller has (0: none); the program prunes what cannot beat it,
+  // (read on entry, before each bidder's layer and every kStatesPerClockRead states of it: at 200 bidders one rack's
+  // program can take 50 ms). `floor`: the value of a pattern the caller has (0: none); the program prunes what cannot beat it,
   // and where nothing does returns it with no rows.
   double best(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows,
               const Deadline& deadline, double floor = 0) {
     constexpr std::size_t kStatesPerClockRead = 4096;
+    if (deadline.passed()) return kStopped;
     // Only bidders with a row of positive reduced gain can add to a pattern.
     active_.clear();
     for (std::size_t k = 0; k < bidders_.size(); ++k) {
@@ -440,10 +441,6 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
       floor = std::max(floor, value);
     }
     for (int k = 0; k < racks; ++k) {
-      if (deadline.passed()) {
-        priced = false;
-        break;
-      }
       const double best =
           pricing[static_cast<std::size_t>(k)].best(reduced, &rows, deadline, floors[static_cast<std::size_t>(k)]);
       if (best == RackPricing::kStopped) {
