@@ -44,10 +44,10 @@ Solved solve(const PackingProblem& problem, int excluded, const PackingChoice* k
   return out;
 }
 
-// The time for the next of `left` solves not yet started: the time left, shared by those that run at once.
-double time_share(const Deadline& deadline, std::size_t left, std::size_t at_once) {
+// The time for the next of `left` solves not yet started: `seconds` left, shared by those that run at once.
+double time_share(double seconds, std::size_t left, std::size_t at_once) {
   const std::size_t together = std::max<std::size_t>(1, std::min(left, at_once));
-  return std::max(1e-6, deadline.remaining() * static_cast<double>(together) / static_cast<double>(left));
+  return std::max(1e-6, seconds * static_cast<double>(together) / static_cast<double>(left));
 }
 
 // Runs `task` on the indices taken in order from `next` until `count`, and `late` instead once the deadline passed.
@@ -180,12 +180,27 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // deadline for no node that mattered.
   std::once_flag greedy_sorted;
   std::optional<GreedyOrders> greedy_orders;
+  std::atomic<double> stand_ins_seconds{0};  // the stand-ins' time so far, and how many
+  std::atomic<int> stand_ins{0};
   auto stand_in = [&](std::size_t k) {
+    const double left_before = deadline.remaining();
     const auto i = static_cast<std::size_t>(winners[k]);
     std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
     without[k].stand_in = std::max(packing_value(problem, greedy_orders->packing(static_cast<int>(i))),
                                    packing_value(problem, pf_less(i)));
+    if (deadline.enabled()) {
+      stand_ins_seconds.fetch_add(left_before - deadline.remaining());
+      ++stand_ins;
+    }
   };
+  // Under a budget the winners still to take keep back the time their stand-ins would take, so that the solves leave it
+  // to them: the mean stand-in so far, on every thread; the last winner's is made first, to measure one.
+  const auto stand_ins_after = [&](std::size_t k, std::size_t threads) {
+    const int made = stand_ins.load();
+    if (made == 0) return 0.0;
+    return stand_ins_seconds.load() / made * static_cast<double>(winners.size() - k - 1) / static_cast<double>(threads);
+  };
+  if (deadline.enabled() && side_by_side && winners.size() > 1) stand_in(winners.size() - 1);
   std::atomic<double> least_overrun{std::numeric_limits<double>::infinity()};  // +inf: no solve has ended yet
   // The solves are taken in order from one counter by whichever thread is free, so a long solve does not hold
   // up the ones behind it. Helpers start once the solves have searched `threads_from_nodes` nodes (the PF
@@ -196,9 +211,12 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   std::size_t running = 1;  // set before the helpers start, read by them after
   auto solve_next = [&](std::size_t k) {
     SolveLimits each{0, limits.max_nodes_per_solve};
+    double share = 0;
     if (deadline.enabled()) {
-      each.max_seconds = time_share(deadline, winners.size() - k, running);
-      if (const double least = least_overrun.load(); std::isfinite(least) && each.max_seconds < least) {
+      const double for_solves = deadline.remaining() - stand_ins_after(k, running);
+      share = time_share(for_solves, winners.size() - k, running);
+      const double least = least_overrun.load();
+      if (for_solves <= 0 || (std::isfinite(least) && share < least)) {
         stand_in(k);
         return;
       }
@@ -214,6 +232,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     std::vector<double>& prices = side_by_side ? own_prices : chained_prices;
     std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
+    // The solve's share counts from its turn: what its start takes (the refill, the memory's copy, the local search
+    // below; at 200 bidders 1-7 ms) is spent.
+    const auto share_left = [&] { return std::max(1e-6, share - (left_at_start - deadline.remaining())); };
+    if (deadline.enabled()) each.max_seconds = share_left();
     if (displacement && displacement->check(static_cast<int>(i), packing_value(problem, without_i), each.max_seconds).settled) {
       without[k].ran = true;
       without[k].solution.choice = std::move(without_i);
@@ -225,14 +247,16 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     // A solve that is to search starts from the refill improved by the local search with evictions, in large auctions
     // (AuctionLimits::improved_starts_from_nodes).
-    if (side_by_side && (!out.pf.proven_optimal || out.pf.nodes >= limits.improved_starts_from_nodes))
+    if (side_by_side && (!out.pf.proven_optimal || out.pf.nodes >= limits.improved_starts_from_nodes)) {
       without_i = improve_packing(problem, static_cast<int>(i), std::move(without_i));
+      if (deadline.enabled()) each.max_seconds = share_left();
+    }
     // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
     // winners as well, after as many nodes each: those go to the solver at once.
     without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
                        side_by_side ? 0 : limits.small_search_nodes);
     if (deadline.enabled()) {
-      const double overrun = std::max(0.0, left_at_start - deadline.remaining() - each.max_seconds);
+      const double overrun = std::max(0.0, left_at_start - deadline.remaining() - share);
       double least = least_overrun.load();
       while (overrun < least && !least_overrun.compare_exchange_weak(least, overrun)) {
         // `least` now holds the value another thread stored: try again while this overrun is still the lesser
@@ -278,7 +302,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     std::atomic<std::size_t> next_again{0};
     auto solve_again = [&](std::size_t a) {
       const std::size_t k = again[a];
-      const SolveLimits each{time_share(deadline, again.size() - a, threads), limits.max_nodes_per_solve};
+      const SolveLimits each{time_share(deadline.remaining(), again.size() - a, threads), limits.max_nodes_per_solve};
       PackingChoice start = without[k].solution.choice;
       if (!stopped[k].memory && pf_memory) stopped[k].memory = pf_memory->clone();
       PackingSolution more = solver.solve(problem, winners[k], each, SolveHints{&start, &stopped[k].prices, &stopped[k].memory});

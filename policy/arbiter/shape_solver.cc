@@ -13,6 +13,7 @@
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/packing_lp.h"
 #include "policy/arbiter/rack_decomposition.h"
+#include "policy/arbiter/search_layout.h"
 #include "policy/arbiter/subproblem_bounds.h"
 #include "policy/arbiter/usable_capacity.h"
 
@@ -24,16 +25,6 @@ using Load = ItemLoad;
 
 using Row = SearchRow;
 using Bidder = SearchBidder;
-
-// Whether `a` uses no more of any item than `b` (both sorted by item).
-bool within(const std::vector<Load>& a, const std::vector<Load>& b) {
-  std::size_t j = 0;
-  for (const Load& l : a) {
-    while (j < b.size() && b[j].item < l.item) ++j;
-    if (j == b.size() || b[j].item != l.item || b[j].units < l.units) return false;
-  }
-  return true;
-}
 
 // The shape problem's LP relaxation (packing_lp.h) over the search's rows, columns in flat_rows_ order, with
 // the bounds last set on it, so that the next solve changes only what differs and starts from its basis.
@@ -55,7 +46,7 @@ struct LpState {
 // What one problem's solves share (SolveHints::memory).
 struct ShapeMemory final : SolverMemory {
   ShapeMemory() = default;
-  ShapeMemory(const ShapeMemory& other) : bounds(other.bounds) {
+  ShapeMemory(const ShapeMemory& other) : layout(other.layout), bounds(other.bounds) {
     lp.problem = other.lp.problem;
     if (other.lp.lp) lp.lp = other.lp.lp->clone();
     lp.open = other.lp.open;
@@ -73,75 +64,47 @@ struct ShapeMemory final : SolverMemory {
     const_cast<SubproblemBounds&>(bounds).share();
     return std::make_unique<ShapeMemory>(*this);
   }
+  std::shared_ptr<const SearchLayout> layout;  // built by the first solve, read by all
   SubproblemBounds bounds;
   LpState lp;
 };
+
+ShapeMemory& shape_memory(std::unique_ptr<SolverMemory>* memory, ShapeMemory& own) {
+  if (memory == nullptr) return own;
+  auto* kept = dynamic_cast<ShapeMemory*>(memory->get());
+  if (kept == nullptr) {
+    *memory = std::make_unique<ShapeMemory>();
+    kept = static_cast<ShapeMemory*>(memory->get());
+  }
+  return *kept;
+}
+
+const SearchLayout& layout_of(const PackingProblem& problem, ShapeMemory& memory) {
+  if (!memory.layout || memory.layout->problem != &problem) memory.layout = make_search_layout(problem);
+  return *memory.layout;
+}
 
 class Search {
  public:
   // The excluded bidder keeps its place in the order (taking nothing), so that every solve of the
   // problem searches the same positions and `memory` (when given) can be shared between them.
   Search(const PackingProblem& problem, int excluded, const SolveLimits& limits, std::unique_ptr<SolverMemory>* memory)
-      : problem_(problem), excluded_(excluded), deadline_(limits.max_seconds), max_nodes_(limits.max_nodes) {
-    residual_.resize(static_cast<std::size_t>(problem.item_count));
-    for (int i = 0; i < problem.item_count; ++i) residual_[static_cast<std::size_t>(i)] = problem.capacity(i);
-    for (std::size_t b = 0; b < problem.bidders.size(); ++b) {
-      Bidder bidder{static_cast<int>(b), {}};
-      const auto& rows = problem.bidders[b].rows;
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        if (!(rows[r].gain > 0)) continue;
-        Row row{static_cast<int>(r), rows[r].gain, item_loads(rows[r])};
-        const bool fits = std::all_of(row.loads.begin(), row.loads.end(), [&](const Load& l) {
-          return l.units <= residual_[static_cast<std::size_t>(l.item)];
-        });
-        if (fits) bidder.rows.push_back(std::move(row));
-      }
-      // Dominance: a row needing at least what another needs, for no more gain, is never needed.
-      std::stable_sort(bidder.rows.begin(), bidder.rows.end(), [](const Row& x, const Row& y) { return x.gain > y.gain; });
-      std::vector<Row> kept;
-      for (Row& row : bidder.rows)
-        if (std::none_of(kept.begin(), kept.end(), [&](const Row& k) { return within(k.loads, row.loads); }))
-          kept.push_back(std::move(row));
-      bidder.rows = std::move(kept);
-      if (!bidder.rows.empty()) bidders_.push_back(std::move(bidder));
-    }
-    // Widest best row first, then the most at stake (first-fit decreasing): once the wide bidders are
-    // placed, the residual capacities are what the narrow ones can still fill, so the bound tightens early.
-    // Gain alone (the earlier order) proved 11 of 16 gang auctions at (50, 256) within 2 s where this
-    // proves 16; it costs a little on elastic bids (docs/performance.md, "Widest bidders first").
-    const auto best_row_units = [](const Bidder& x) {
-      int units = 0;
-      for (const Load& load : x.rows.front().loads) units += load.units;
-      return units;
-    };
-    std::stable_sort(bidders_.begin(), bidders_.end(), [&](const Bidder& x, const Bidder& y) {
-      const int ux = best_row_units(x), uy = best_row_units(y);
-      if (ux != uy) return ux > uy;
-      return x.rows.front().gain > y.rows.front().gain;
-    });
+      : problem_(problem),
+        excluded_(excluded),
+        deadline_(limits.max_seconds),
+        memory_(shape_memory(memory, own_memory_)),
+        layout_(layout_of(problem, memory_)),
+        bidders_(layout_.bidders),
+        flat_rows_(layout_.rows),
+        flat_loads_(layout_.loads),
+        row_ranges_(layout_.row_ranges),
+        items_from_(layout_.items_from),
+        usable_capacity_(layout_.usable),
+        max_nodes_(limits.max_nodes),
+        residual_(layout_.capacity),
+        usable_(layout_.capacity) {
     for (std::size_t k = 0; k < bidders_.size(); ++k)
       if (bidders_[k].index == excluded) excluded_position_ = k;
-    // The hot loops read rows from one array and their loads from another (no pointer per row).
-    for (const Bidder& bidder : bidders_) {
-      const int first = static_cast<int>(flat_rows_.size());
-      for (const Row& row : bidder.rows) {
-        flat_rows_.push_back({row.gain, static_cast<int>(flat_loads_.size()),
-                              static_cast<int>(flat_loads_.size() + row.loads.size())});
-        flat_loads_.insert(flat_loads_.end(), row.loads.begin(), row.loads.end());
-      }
-      row_ranges_.push_back({first, static_cast<int>(flat_rows_.size())});
-    }
-    // Per position: the items bidders [position, end) draw from, in item order.
-    items_from_.assign(bidders_.size() + 1, {});
-    std::vector<char> used(residual_.size(), 0);
-    for (std::size_t d = bidders_.size(); d-- > 0;) {
-      for (const Row& row : bidders_[d].rows)
-        for (const Load& l : row.loads) used[static_cast<std::size_t>(l.item)] = 1;
-      for (std::size_t i = 0; i < used.size(); ++i)
-        if (used[i] != 0) items_from_[d].push_back(static_cast<int>(i));
-    }
-    usable_capacity_ = UsableCapacity(bidders_, residual_);
-    usable_ = residual_;
     pick_.assign(bidders_.size(), -1);
     fitting_ranges_.assign(bidders_.size(), {0, 0});
     best_lambda_.resize(residual_.size());
@@ -150,15 +113,9 @@ class Search {
     best_choice_.assign(problem.bidders.size(), -1);
     path_.assign(bidders_.size(), -1);
     keys_.resize(bidders_.size());
-    auto* kept = memory != nullptr ? dynamic_cast<ShapeMemory*>(memory->get()) : nullptr;
-    if (memory != nullptr && kept == nullptr) {
-      *memory = std::make_unique<ShapeMemory>();
-      kept = static_cast<ShapeMemory*>(memory->get());
-    }
-    ShapeMemory& shared = kept != nullptr ? *kept : own_memory_;
-    bounds_ = &shared.bounds;
-    bounds_->use_for(&problem, bidders_, residual_.size());
-    lp_ = &shared.lp;
+    bounds_ = &memory_.bounds;
+    bounds_->use_for(&problem, layout_.bidders, residual_.size());
+    lp_ = &memory_.lp;
     if (lp_->problem != &problem) *lp_ = LpState{};
   }
 
@@ -383,16 +340,22 @@ class Search {
     lp_ancestor_.assign(bidders_.size() + 1, -1);
     lambda_stack_.assign(bidders_.size() + 1, {});
     lambda_stack_[0] = std::move(lambda);
+    if (deadline_.enabled()) left_at_read_ = deadline_.remaining();
     dfs(0, 0.0);
     return !aborted_ || settled_;
   }
 
   bool over_limit() {
     if (max_nodes_ > 0 && nodes_ >= max_nodes_) return true;
-    // The clock is read every 16 nodes, and at every node once the nodes solve LPs (a millisecond each at 200 bidders):
-    // every 256 let a solve overrun its share by tens of milliseconds.
-    if ((nodes_ & 15) == 0 || lp_nodes_) {
-      if (deadline_.passed()) return true;
+    // The clock is read every 16 nodes, and at every node once the nodes solve LPs (a millisecond each at 200 bidders)
+    // or 16 nodes took more than kSlowNodes (at 200 bidders 16 nodes of subgradient steps took 2 ms): every 256 let a
+    // solve overrun its share by tens of milliseconds.
+    if ((nodes_ & 15) == 0 || lp_nodes_ || slow_nodes_) {
+      constexpr double kSlowNodes = 2e-4;
+      const double left = deadline_.remaining();
+      if (left <= 0) return true;
+      if (!slow_nodes_ && left_at_read_ >= 0 && left_at_read_ - left > kSlowNodes) slow_nodes_ = true;
+      left_at_read_ = left;
       // A solve that has spent half its time is a hard one too, however few nodes that was (the solves without
       // a winner in a large auction get a short share each): the rest of its time goes to LP bounds.
       if (!lp_due_ && deadline_.half_passed()) lp_due_ = true;
@@ -655,22 +618,7 @@ class Search {
 
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
-  const PackingProblem& problem_;
-  int excluded_;  // index into PackingProblem::bidders, -1: none
-  ShapeMemory own_memory_;  // when the caller keeps no memory
-  SubproblemBounds* bounds_ = nullptr;
-  std::vector<SubproblemBounds::Key> keys_;  // per depth
-  std::size_t excluded_position_ = kNone;
-  Deadline deadline_;
-  std::int64_t max_nodes_;
-  std::vector<int> residual_;
-  std::vector<int> usable_;    // set_usable(): the residual the bidders still to choose can use
-  UsableCapacity usable_capacity_;
-  std::vector<Bidder> bidders_;
-  struct FlatRow {
-    double gain;
-    int begin, end;  // its loads in flat_loads_
-  };
+  using FlatRow = SearchLayout::FlatRow;
   // A row's gain less the prices of the units it takes.
   double reduced_gain(const FlatRow& row, const std::vector<double>& lambda) const {
     double reduced = row.gain;
@@ -680,10 +628,29 @@ class Search {
     }
     return reduced;
   }
-  std::vector<FlatRow> flat_rows_;                      // every bidder's rows, bidder after bidder
-  std::vector<Load> flat_loads_;
-  std::vector<std::pair<int, int>> row_ranges_;         // per position: its rows in flat_rows_
-  std::vector<std::vector<int>> items_from_;            // per position: the items bidders [position, end) draw from
+
+  const PackingProblem& problem_;
+  int excluded_;  // index into PackingProblem::bidders, -1: none
+  // Read from the start, so that the solve's time includes building the problem's layout where it is the first.
+  Deadline deadline_;
+  ShapeMemory own_memory_;  // when the caller keeps no memory
+  ShapeMemory& memory_;     // the caller's, else own_memory_
+  // The problem's layout (search_layout.h), shared by the solves of one memory; these name its parts (spans rather
+  // than references to its vectors: the hot loops then read each part's data as from a member of their own, where
+  // the references cost 1.5 times the instructions in dfs()).
+  const SearchLayout& layout_;
+  std::span<const Bidder> bidders_;
+  std::span<const FlatRow> flat_rows_;
+  std::span<const Load> flat_loads_;
+  std::span<const std::pair<int, int>> row_ranges_;
+  std::span<const std::vector<int>> items_from_;
+  const UsableCapacity& usable_capacity_;
+  SubproblemBounds* bounds_ = nullptr;
+  std::vector<SubproblemBounds::Key> keys_;  // per depth
+  std::size_t excluded_position_ = kNone;
+  std::int64_t max_nodes_;
+  std::vector<int> residual_;
+  std::vector<int> usable_;    // set_usable(): the residual the bidders still to choose can use
   std::vector<int> pick_, active_;                      // scratch of optimise()
   std::vector<int> fitting_;                            // collect_fitting(): rows into flat_rows_, bidder after bidder
   std::vector<std::pair<int, int>> fitting_ranges_;     // per position: its fitting rows in fitting_
@@ -695,6 +662,8 @@ class Search {
   double best_value_ = 0;
   std::int64_t nodes_ = 0;
   int node_steps_ = 0;
+  double left_at_read_ = -1;  // over_limit(): the time left at its last clock read (from the first node), -1: none
+  bool slow_nodes_ = false;   // over_limit() reads the clock at every node
   bool aborted_ = false;
   bool settled_ = false;                   // stopped because the best packing met a proven bound
   bool racks_ = false;                     // ShapeSolver's racks
