@@ -141,7 +141,13 @@ class Search {
 
   // The rows of bidders [depth, end) that fit the residual capacities, for the bounds and children of one
   // node (the residual does not change while its bound is computed and its subgradient steps run).
+  // The rows that fit depend on the residual alone, and each bidder's are kept apart: where the residual has not changed
+  // since the rows of bidders [d, end) were collected for some d <= depth (a child that takes nothing, entered with
+  // no row child of its parent entered before it), bidders [depth, end)'s are still there.
   void collect_fitting(std::size_t depth) {
+    if (fitting_at_ == residual_changes_ && fitting_depth_ <= depth) return;
+    fitting_at_ = residual_changes_;
+    fitting_depth_ = depth;
     fitting_.clear();
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
       const int begin = static_cast<int>(fitting_.size());
@@ -593,12 +599,14 @@ class Search {
         for (int l = row.begin; l < row.end; ++l)
           residual_[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -=
               flat_loads_[static_cast<std::size_t>(l)].units;
+        ++residual_changes_;
         path_[depth] = r;
         best = std::max(best, row.gain + dfs(depth + 1, value + row.gain));
         path_[depth] = -1;
         for (int l = row.begin; l < row.end; ++l)
           residual_[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] +=
               flat_loads_[static_cast<std::size_t>(l)].units;
+        ++residual_changes_;
         if (aborted_) return kStopped;
       }
     }
@@ -654,6 +662,9 @@ class Search {
   std::vector<int> pick_, active_;                      // scratch of optimise()
   std::vector<int> fitting_;                            // collect_fitting(): rows into flat_rows_, bidder after bidder
   std::vector<std::pair<int, int>> fitting_ranges_;     // per position: its fitting rows in fitting_
+  std::uint64_t residual_changes_ = 0;                  // times residual_ changed
+  std::uint64_t fitting_at_ = ~std::uint64_t{0};        // residual_changes_ when fitting_ was collected
+  std::size_t fitting_depth_ = 0;                       // the depth it was collected for
   std::vector<double> best_lambda_, subgradient_;       // scratch of optimise()
   std::vector<std::vector<std::pair<double, int>>> orders_;  // per depth: the children, best first
   std::vector<int> path_;
