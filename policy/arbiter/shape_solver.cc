@@ -299,7 +299,42 @@ class Search {
     for (int i = 0; i < problem_.item_count; ++i) usable_[static_cast<std::size_t>(i)] = problem_.capacity(i);
     const bool solved = lp_solve();
     usable_ = usable;
+    if (solved) offer_incumbent(improve_packing(problem_, excluded_, round_lp()));
     return solved ? lagrangian_bound(problem_, excluded_, lp_prices_) : std::numeric_limits<double>::infinity();
+  }
+
+  // The root LP's solution rounded: rows by their value in it, largest first (ties by gain), each taken where its
+  // bidder has none yet and it fits. Where a budget stops the PF solve of a large auction it lifts the packing the
+  // search had (docs/performance.md, "The root LP rounded").
+  PackingChoice round_lp() const {
+    const std::span<const double> x = lp_->lp->x();
+    std::vector<std::pair<double, int>> taken;
+    for (std::size_t r = 0; r < flat_rows_.size() && r < x.size(); ++r)
+      if (x[r] > 1e-9) taken.push_back({x[r], static_cast<int>(r)});
+    std::stable_sort(taken.begin(), taken.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first > b.first;
+      return flat_rows_[static_cast<std::size_t>(a.second)].gain > flat_rows_[static_cast<std::size_t>(b.second)].gain;
+    });
+    std::vector<int> position(flat_rows_.size());
+    for (std::size_t k = 0; k < bidders_.size(); ++k)
+      for (int r = row_ranges_[k].first; r < row_ranges_[k].second; ++r) position[static_cast<std::size_t>(r)] = static_cast<int>(k);
+    std::vector<int> left(residual_.size());
+    for (int i = 0; i < problem_.item_count; ++i) left[static_cast<std::size_t>(i)] = problem_.capacity(i);
+    PackingChoice choice(problem_.bidders.size(), -1);
+    for (const auto& [value, r] : taken) {
+      const auto k = static_cast<std::size_t>(position[static_cast<std::size_t>(r)]);
+      const auto b = static_cast<std::size_t>(bidders_[k].index);
+      if (choice[b] >= 0 || k == excluded_position_) continue;
+      const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
+      bool fits = true;
+      for (int l = row.begin; l < row.end && fits; ++l)
+        fits = flat_loads_[static_cast<std::size_t>(l)].units <= left[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)];
+      if (!fits) continue;
+      for (int l = row.begin; l < row.end; ++l)
+        left[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -= flat_loads_[static_cast<std::size_t>(l)].units;
+      choice[b] = bidders_[k].rows[static_cast<std::size_t>(r - row_ranges_[k].first)].source;
+    }
+    return choice;
   }
 
   // Brings the LP to columns lp_want_ and capacities usable_, and solves it within the deadline.
