@@ -24,7 +24,7 @@ const std::vector<int>& row_items(const PackingProblem& p, int bidder, int row) 
 
 GreedyOrders::GreedyOrders(const PackingProblem& problem) : problem_(&problem) {
   struct Candidate {
-    Pick pick;
+    RowPick pick;
     double gain;
     double size;
     double score = 0;  // of the pass being sorted
@@ -51,35 +51,37 @@ GreedyOrders::GreedyOrders(const PackingProblem& problem) : problem_(&problem) {
   }
 }
 
-PackingChoice GreedyOrders::packing(int excluded) const {
-  const PackingProblem& problem = *problem_;
-  PackingChoice best(problem.bidders.size(), -1);
-  double best_value = 0;
-  std::vector<int> used(static_cast<std::size_t>(problem.item_count));
-  for (const std::vector<Pick>& order : orders_) {
-    PackingChoice choice(problem.bidders.size(), -1);
-    std::fill(used.begin(), used.end(), 0);
-    double value = 0;
-    for (const Pick& c : order) {
-      if (c.bidder == excluded || choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
-      // Units taken one by one (a row lists an item once per unit) until one is over its capacity.
-      const auto& items = row_items(problem, c.bidder, c.row);
-      std::size_t taken = 0;
-      bool fits = true;
-      while (fits && taken < items.size()) {
-        const int i = items[taken++];
-        fits = ++used[static_cast<std::size_t>(i)] <= problem.capacity(i);
-      }
-      if (!fits) {
-        while (taken > 0) --used[static_cast<std::size_t>(items[--taken])];
-        continue;
-      }
-      choice[static_cast<std::size_t>(c.bidder)] = c.row;
-      value += row_gain(problem, c.bidder, c.row);
+OrderedPacking pack_in_order(const PackingProblem& problem, int excluded, std::span<const RowPick> order) {
+  OrderedPacking out{PackingChoice(problem.bidders.size(), -1), 0};
+  std::vector<int> used(static_cast<std::size_t>(problem.item_count), 0);
+  for (const RowPick& c : order) {
+    if (c.bidder == excluded || out.choice[static_cast<std::size_t>(c.bidder)] >= 0) continue;
+    // Units taken one by one (a row lists an item once per unit) until one is over its capacity.
+    const auto& items = row_items(problem, c.bidder, c.row);
+    std::size_t taken = 0;
+    bool fits = true;
+    while (fits && taken < items.size()) {
+      const int i = items[taken++];
+      fits = ++used[static_cast<std::size_t>(i)] <= problem.capacity(i);
     }
-    if (value > best_value) {
-      best_value = value;
-      best = std::move(choice);
+    if (!fits) {
+      while (taken > 0) --used[static_cast<std::size_t>(items[--taken])];
+      continue;
+    }
+    out.choice[static_cast<std::size_t>(c.bidder)] = c.row;
+    out.value += row_gain(problem, c.bidder, c.row);
+  }
+  return out;
+}
+
+PackingChoice GreedyOrders::packing(int excluded) const {
+  PackingChoice best(problem_->bidders.size(), -1);
+  double best_value = 0;
+  for (const std::vector<RowPick>& order : orders_) {
+    OrderedPacking packed = pack_in_order(*problem_, excluded, order);
+    if (packed.value > best_value) {
+      best_value = packed.value;
+      best = std::move(packed.choice);
     }
   }
   return best;

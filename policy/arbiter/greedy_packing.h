@@ -3,6 +3,7 @@
 // scores (gain, gain per GPU, gain per √GPU), each if its bidder is free and its GPUs are unused; the
 // best of these orders wins. Cheap (a few sorts): also the stand-in when an auction's time is spent.
 #include <array>
+#include <span>
 #include <vector>
 
 #include "policy/arbiter/packing_problem.h"
@@ -10,6 +11,20 @@
 namespace themis::arbiter {
 
 PackingChoice greedy_packing(const PackingProblem& problem, int excluded);
+
+// A bidder's row, one step of an order in which rows are taken.
+struct RowPick {
+  int bidder;
+  int row;
+};
+// The rows of `order` taken in turn, each where its bidder (not `excluded`) has none yet and it fits the capacities
+// the rows taken before it left; `value` is their gains summed in that order. The greedy packings, the roundings of
+// the rack master's solutions and of the root LP's are made so.
+struct OrderedPacking {
+  PackingChoice choice;
+  double value = 0;
+};
+OrderedPacking pack_in_order(const PackingProblem& problem, int excluded, std::span<const RowPick> order);
 
 // greedy_packing's orders of the rows, sorted once: packing(excluded) is greedy_packing(problem, excluded) without the
 // sorts, for the stand-ins of the many solves without a winner an auction's budget may leave no time for.
@@ -19,12 +34,8 @@ class GreedyOrders {
   PackingChoice packing(int excluded) const;
 
  private:
-  struct Pick {
-    int bidder;
-    int row;
-  };
   const PackingProblem* problem_;
-  std::array<std::vector<Pick>, 3> orders_;
+  std::array<std::vector<RowPick>, 3> orders_;
 };
 
 // Local search on a feasible choice (nothing for `excluded`): repeatedly moves a bidder to a better

@@ -382,21 +382,10 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
     for (std::size_t c = 0; c < columns.size(); ++c)
       if (x[c] > 1e-6) by_value.push_back(c);
     std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t a, std::size_t b) { return x[a] > x[b]; });
-    PackingChoice choice(problem.bidders.size(), -1);
-    std::vector<int> left(static_cast<std::size_t>(items));
-    for (int i = 0; i < items; ++i) left[static_cast<std::size_t>(i)] = problem.capacity(i);
+    std::vector<RowPick> order;
     for (std::size_t c : by_value)
-      for (const auto& [b, r] : columns[c].rows) {
-        if (choice[static_cast<std::size_t>(b)] >= 0) continue;
-        const PackingRow& row = problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)];
-        bool fits = true;
-        for (int item : row.items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
-        if (fits) {
-          choice[static_cast<std::size_t>(b)] = r;
-        } else {
-          for (int item : row.items) ++left[static_cast<std::size_t>(item)];
-        }
-      }
+      for (const auto& [b, r] : columns[c].rows) order.push_back({b, r});
+    PackingChoice choice = pack_in_order(problem, -1, order).choice;
     if (!packing_feasible(problem, choice, excluded)) return;
     choice = upgrade_packing(problem, excluded, std::move(choice));
     const double value = packing_value(problem, choice);

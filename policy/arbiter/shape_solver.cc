@@ -315,26 +315,17 @@ class Search {
       if (a.first != b.first) return a.first > b.first;
       return flat_rows_[static_cast<std::size_t>(a.second)].gain > flat_rows_[static_cast<std::size_t>(b.second)].gain;
     });
-    std::vector<int> position(flat_rows_.size());
-    for (std::size_t k = 0; k < bidders_.size(); ++k)
-      for (int r = row_ranges_[k].first; r < row_ranges_[k].second; ++r) position[static_cast<std::size_t>(r)] = static_cast<int>(k);
-    std::vector<int> left(residual_.size());
-    for (int i = 0; i < problem_.item_count; ++i) left[static_cast<std::size_t>(i)] = problem_.capacity(i);
-    PackingChoice choice(problem_.bidders.size(), -1);
+    std::vector<RowPick> order;
+    order.reserve(taken.size());
     for (const auto& [value, r] : taken) {
-      const auto k = static_cast<std::size_t>(position[static_cast<std::size_t>(r)]);
-      const auto b = static_cast<std::size_t>(bidders_[k].index);
-      if (choice[b] >= 0 || k == excluded_position_) continue;
-      const FlatRow& row = flat_rows_[static_cast<std::size_t>(r)];
-      bool fits = true;
-      for (int l = row.begin; l < row.end && fits; ++l)
-        fits = flat_loads_[static_cast<std::size_t>(l)].units <= left[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)];
-      if (!fits) continue;
-      for (int l = row.begin; l < row.end; ++l)
-        left[static_cast<std::size_t>(flat_loads_[static_cast<std::size_t>(l)].item)] -= flat_loads_[static_cast<std::size_t>(l)].units;
-      choice[b] = bidders_[k].rows[static_cast<std::size_t>(r - row_ranges_[k].first)].source;
+      // The position whose rows hold r: the first whose range ends past it.
+      const auto k = static_cast<std::size_t>(
+          std::upper_bound(row_ranges_.begin(), row_ranges_.end(), r,
+                           [](int row, const std::pair<int, int>& range) { return row < range.second; }) -
+          row_ranges_.begin());
+      order.push_back({bidders_[k].index, bidders_[k].rows[static_cast<std::size_t>(r - row_ranges_[k].first)].source});
     }
-    return choice;
+    return pack_in_order(problem_, excluded_, order).choice;
   }
 
   // Brings the LP to columns lp_want_ and capacities usable_, and solves it within the deadline.
