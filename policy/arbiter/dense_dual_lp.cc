@@ -49,6 +49,8 @@ DenseDualLp::DenseDualLp(int item_count, int bidder_count, std::span<const LpCol
   }
   upper_.assign(columns.size(), 1.0);
   rhs_.assign(static_cast<std::size_t>(m_), 1.0);
+  minimum_.assign(static_cast<std::size_t>(m_), -kInfinity);
+  slack_upper_.assign(static_cast<std::size_t>(m_), kInfinity);
   for (std::size_t g = 0; g < capacity.size() && static_cast<int>(g) < item_count; ++g)
     rhs_[static_cast<std::size_t>(bidder_count) + g] = capacity[g];
   // The slack basis: B⁻¹ = I, duals 0, every column at the bound its gain asks for (solve() puts it there).
@@ -97,9 +99,39 @@ void DenseDualLp::set_capacity(int item, double capacity) {
   const auto r = static_cast<std::size_t>(bidders_ + item);
   shift_[r] += capacity - rhs_[r];
   rhs_[r] = capacity;
+  if (boxed_) set_slack_upper(r);
 }
 
-double DenseDualLp::upper_of(int j) const { return j < m_ ? kInfinity : upper_[static_cast<std::size_t>(j - m_)]; }
+void DenseDualLp::set_minimum(int item, double minimum) {
+  const auto r = static_cast<std::size_t>(bidders_ + item);
+  minimum_[r] = minimum;
+  if (std::isfinite(minimum)) has_minimum_ = true;
+  box_slacks();
+  set_slack_upper(r);
+}
+
+void DenseDualLp::set_gain(int column, double gain) {
+  cost_[static_cast<std::size_t>(column)] = gain;
+  box_slacks();
+  restart_ = true;
+}
+
+void DenseDualLp::box_slacks() {
+  if (boxed_) return;
+  boxed_ = true;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(m_); ++r) set_slack_upper(r);
+}
+
+void DenseDualLp::set_slack_upper(std::size_t row) {
+  const double upper = std::max(0.0, rhs_[row] - std::max(0.0, minimum_[row]));
+  if (slack_upper_[row] == upper) return;
+  slack_upper_[row] = upper;
+  restart_ = true;  // a slack at its upper bound moves with it; the start computes the basic values afresh
+}
+
+double DenseDualLp::upper_of(int j) const {
+  return j < m_ ? slack_upper_[static_cast<std::size_t>(j)] : upper_[static_cast<std::size_t>(j - m_)];
+}
 
 double DenseDualLp::dot(const double* v, int j) const {
   if (j < m_) return v[j];
@@ -112,9 +144,12 @@ double DenseDualLp::dot(const double* v, int j) const {
 
 void DenseDualLp::compute_basic_values() {
   const auto m = static_cast<std::size_t>(m_);
-  flipped_ = rhs_;  // b less the columns at their upper bound
+  flipped_ = rhs_;  // b less the columns (and slacks) at their upper bound
   for (std::size_t c = 0; c < static_cast<std::size_t>(n_); ++c)
     if (at_[m + c] == At::upper) add_column(flipped_, c, -upper_[c]);
+  if (boxed_)
+    for (std::size_t r = 0; r < m; ++r)
+      if (at_[r] == At::upper) flipped_[r] -= slack_upper_[r];
   for (std::size_t i = 0; i < m; ++i) {
     const double* row = &binv_[i * m];
     double sum = 0;
@@ -155,6 +190,8 @@ double DenseDualLp::residual() const {
   }
   for (std::size_t c = 0; c < static_cast<std::size_t>(n_); ++c)
     if (at_[static_cast<std::size_t>(m_) + c] == At::upper) add_column(lhs, c, upper_[c]);
+  for (std::size_t r = 0; r < lhs.size(); ++r)
+    if (at_[r] == At::upper) lhs[r] += slack_upper_[r];
   double worst = 0;
   for (std::size_t r = 0; r < lhs.size(); ++r) worst = std::max(worst, std::abs(lhs[r] - rhs_[r]));
   return worst;
@@ -227,7 +264,7 @@ bool DenseDualLp::iterate(int r) {
     row_alpha_[static_cast<std::size_t>(j)] = 0;
     const At at = at_[static_cast<std::size_t>(j)];
     if (at == At::basic) continue;
-    if (j >= m_ && upper_[static_cast<std::size_t>(j - m_)] == 0) continue;  // fixed at 0: never enters
+    if (upper_of(j) == 0) continue;  // fixed at 0: never enters
     touched_.push_back({j, alpha});
     if (std::abs(alpha) < kPivotTolerance) continue;
     const bool helps = at == At::lower ? s * alpha < 0 : s * alpha > 0;
@@ -262,11 +299,15 @@ bool DenseDualLp::iterate(int r) {
   // The columns passed go to their other bound. Those between k and `chosen` stay: their reduced gains cross 0 by at
   // most the tolerance.
   for (std::size_t l = 0; l < k; ++l) {
-    const auto j = static_cast<std::size_t>(candidates_[l].j);
-    const auto c = j - m;
-    const double change = at_[j] == At::lower ? upper_[c] : -upper_[c];
-    at_[j] = at_[j] == At::lower ? At::upper : At::lower;
-    add_column(flipped_, c, change);
+    const int j = candidates_[l].j;
+    const double upper = upper_of(j);
+    At& at = at_[static_cast<std::size_t>(j)];
+    const double change = at == At::lower ? upper : -upper;
+    at = at == At::lower ? At::upper : At::lower;
+    if (j < m_)
+      flipped_[static_cast<std::size_t>(j)] += change;
+    else
+      add_column(flipped_, static_cast<std::size_t>(j) - m, change);
   }
   // Duals and reduced gains.
   for (std::size_t k2 = 0; k2 < m; ++k2) y_[k2] += theta * rho[k2];
@@ -352,11 +393,11 @@ void DenseDualLp::move_basic_values(std::vector<double>& change, double sign) {
 
 void DenseDualLp::start_from_scratch() {
   compute_duals();
-  for (int j = m_; j < m_ + n_; ++j) {
+  for (int j = boxed_ ? 0 : m_; j < m_ + n_; ++j) {
     At& at = at_[static_cast<std::size_t>(j)];
     if (at == At::basic) continue;
     const double d = d_[static_cast<std::size_t>(j)];
-    if (upper_[static_cast<std::size_t>(j - m_)] == 0 || d < -kDualTolerance)
+    if (upper_of(j) == 0 || d < -kDualTolerance)
       at = At::lower;
     else if (d > kDualTolerance)
       at = At::upper;
@@ -389,9 +430,10 @@ void DenseDualLp::start_from_changes() {
 }
 
 DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
-  if (fresh_) {
+  if (fresh_ || restart_) {
     start_from_scratch();
     fresh_ = false;
+    restart_ = false;
   } else {
     start_from_changes();
   }
@@ -413,7 +455,7 @@ DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
       fill_x();
       return Status::optimal;
     }
-    if (!iterate(r)) return Status::failed;
+    if (!iterate(r)) return Status::infeasible;
   }
 }
 

@@ -32,10 +32,18 @@ class DenseDualLp {
 
   void set_upper(int column, double upper);  // ≥ 0 (the searches set 0 or 1)
   void set_capacity(int item, double capacity);
+  // For the displacement checks (displacement.h): a least use of an item (Σ units·x ≥ minimum; -inf: none), and a
+  // column's gain. Either restarts the next solve from the last basis with the duals and basic values computed afresh.
+  // Every slack is boxed from then on (a row's slack lies between 0 and its right-hand side less its minimum, as A and
+  // x are ≥ 0), so that for any gains each nonbasic variable has a bound where its reduced gain keeps the basis dual
+  // feasible, and the dual simplex goes on from there.
+  void set_minimum(int item, double minimum);
+  void set_gain(int column, double gain);
 
-  enum class Status { optimal, stopped, failed };
-  // From the last basis. `failed`: a singular basis, no entering column for an infeasible row (the LP is infeasible,
-  // which with capacities ≥ 0 only rounding can make it), or the pivot limit; the caller then solves it otherwise.
+  enum class Status { optimal, infeasible, stopped, failed };
+  // From the last basis. `infeasible`: an infeasible row that no column can enter for (within the tolerances: the
+  // caller certifies it where it matters; without minimums only rounding can make the LP infeasible). `failed`: a
+  // singular basis or the pivot limit; the caller then solves it otherwise.
   Status solve(const Deadline& deadline);
 
   // After an optimal solve: the columns' values, and the rows' duals (bidders', then items'; ≥ 0 up to the tolerances).
@@ -44,6 +52,9 @@ class DenseDualLp {
   // The columns' upper bounds and the rows' right-hand sides as now set (for handing the LP to another solver).
   const std::vector<double>& upper() const { return upper_; }
   const std::vector<double>& rhs() const { return rhs_; }
+  const std::vector<double>& minimum() const { return minimum_; }  // per row, -inf where none
+  const std::vector<double>& gains() const { return cost_; }
+  bool has_minimum() const { return has_minimum_; }  // a row has had a finite minimum
 
  private:
   enum class At : std::uint8_t { basic, lower, upper };
@@ -52,8 +63,12 @@ class DenseDualLp {
   double upper_of(int j) const;
   double dot(const double* v, int j) const;  // v·a_j
   void add_column(std::vector<double>& v, std::size_t c, double amount) const;  // v += amount·(column c)
-  // A solve's start: every nonbasic column at the bound its reduced gain asks for, the duals and basic values computed
-  // afresh; or from the last solve's, updated for the bounds and capacities changed since.
+  // A slack's upper bound: none until the slacks are boxed (box_slacks), then its row's right-hand side less its
+  // minimum (the minimum counted from 0).
+  void box_slacks();
+  void set_slack_upper(std::size_t row);
+  // A solve's start: every nonbasic column (and boxed slack) at the bound its reduced gain asks for, the duals and
+  // basic values computed afresh; or from the last solve's, updated for the bounds and capacities changed since.
   void start_from_scratch();
   void start_from_changes();
   // x_B += sign·B⁻¹·change, over change's nonzeros, which are then cleared.
@@ -85,6 +100,11 @@ class DenseDualLp {
   std::vector<double> cost_;
   std::vector<double> upper_;
   std::vector<double> rhs_;
+  std::vector<double> minimum_;      // per row
+  std::vector<double> slack_upper_;  // per row: unbounded (1e300) until the slacks are boxed
+  bool boxed_ = false;
+  bool has_minimum_ = false;
+  bool restart_ = false;  // a minimum or a gain changed: the next solve starts as start_from_scratch() does
   std::vector<At> at_;            // per variable
   std::vector<int> head_;         // the variable basic in each position
   std::vector<double> xb_;        // their values

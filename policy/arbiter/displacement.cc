@@ -29,9 +29,7 @@ DisplacementChecker::DisplacementChecker(const PackingProblem& problem, const Pa
     }
   std::vector<int> capacity(static_cast<std::size_t>(problem.item_count));
   for (int i = 0; i < problem.item_count; ++i) capacity[static_cast<std::size_t>(i)] = problem.capacity(i);
-  // CLP from the start: the checks set item minimums and gains on its copies, which the dense solver does not take.
-  lp_ = std::make_unique<PackingLp>(problem.item_count, static_cast<int>(problem.bidders.size()), columns, capacity,
-                                    PackingLp::Engine::clp);
+  lp_ = std::make_unique<PackingLp>(problem.item_count, static_cast<int>(problem.bidders.size()), columns, capacity);
   if (!lp_->solve(max_seconds)) lp_.reset();
 }
 

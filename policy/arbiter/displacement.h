@@ -9,10 +9,10 @@
 // use of g as one more constraint). Where every such LP is infeasible or its bound does not beat the incumbent, the
 // incumbent is optimal without i and no search is needed.
 //
-// CLP only proposes prices: each bound is the Lagrangian bound of the restricted problem at prices λ ≥ 0 for the
-// capacities and μ ≥ 0 for the least use, computed here; an infeasible LP counts only where the prices of the LP
-// that maximises the others' use of g bound that use below the least. So, as in the solvers, CLP's tolerances never
-// decide.
+// The LP (packing_lp.h: the dense dual simplex up to 256 rows, else CLP) only proposes prices: each bound is the
+// Lagrangian bound of the restricted problem at prices λ ≥ 0 for the capacities and μ ≥ 0 for the least use, computed
+// here; an infeasible LP counts only where the prices of the LP that maximises the others' use of g bound that use
+// below the least. So, as in the solvers, the LP's tolerances never decide.
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -44,7 +44,7 @@ class DisplacementChecker {
   std::vector<const PackingRow*> rows_;  // the LP's columns: every bidder's rows with gain > 0, bidder after bidder
   std::vector<int> bidder_;              // per column
   std::unique_ptr<PackingLp> lp_;        // relaxation with everybody, solved: each check starts from a copy
-  mutable std::mutex copying_;           // CLP does not promise that copying a model only reads it
+  mutable std::mutex copying_;           // CLP (above 256 rows) does not promise that copying a model only reads it
 };
 
 }  // namespace themis::arbiter

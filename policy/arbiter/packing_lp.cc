@@ -12,8 +12,8 @@
 
 namespace themis::arbiter {
 
-// Dense (dense_dual_lp.h) while the LP has at most DenseDualLp::kMaxRows rows and only bounds and capacities change;
-// CLP otherwise: larger LPs, item minimums or new gains (the displacement checks), or a dense solve that failed.
+// Dense (dense_dual_lp.h) while the LP has at most DenseDualLp::kMaxRows rows; CLP for larger LPs, a dense solve that
+// failed, and an LP without item minimums that the dense solver found infeasible (only rounding can make it so).
 struct PackingLp::Impl {
   std::optional<DenseDualLp> dense;
   ClpSimplex lp;
@@ -21,6 +21,7 @@ struct PackingLp::Impl {
   int items = 0;
   int columns = 0;
   bool hot = false;  // the last CLP solve kept its factorization and work areas
+  bool infeasible = false;  // the last dense solve found the LP with item minimums infeasible
   // The LP as given, for loading it into CLP (shared by the copies).
   struct Matrix {
     std::vector<CoinBigIndex> starts;
@@ -38,15 +39,18 @@ void PackingLp::Impl::load_clp() {
                                 matrix->lengths.data());
   std::vector<double> col_upper(static_cast<std::size_t>(columns), 1.0);
   std::vector<double> row_upper(static_cast<std::size_t>(constraints), 1.0);
+  std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
+  std::vector<double> objective = matrix->objective;
   if (dense) {
     col_upper = dense->upper();
     row_upper = dense->rhs();
+    objective = dense->gains();
+    for (std::size_t r = 0; r < row_lower.size(); ++r)
+      if (std::isfinite(dense->minimum()[r])) row_lower[r] = dense->minimum()[r];
   }
   const std::vector<double> col_lower(static_cast<std::size_t>(columns), 0.0);
-  const std::vector<double> row_lower(static_cast<std::size_t>(constraints), -COIN_DBL_MAX);
   lp.setLogLevel(0);
-  lp.loadProblem(packed, col_lower.data(), col_upper.data(), matrix->objective.data(), row_lower.data(),
-                 row_upper.data());
+  lp.loadProblem(packed, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(), row_upper.data());
   lp.setOptimizationDirection(-1);  // maximise
   lp.scaling(0);  // coefficients are unit counts: nothing to scale
   dense.reset();
@@ -103,6 +107,7 @@ std::unique_ptr<PackingLp> PackingLp::clone() const {
   Impl& to = *copy->impl_;
   const Impl& from = *impl_;
   to.dense = from.dense;
+  to.infeasible = from.infeasible;
   if (!from.dense) {
     to.lp = from.lp;  // with its status arrays: the copy starts from the same basis
     to.lp.setLogLevel(0);  // the copy gets a message handler of its own, at the default level
@@ -134,22 +139,36 @@ void PackingLp::set_capacity(int item, double capacity) {
 }
 
 void PackingLp::set_item_minimum(int item, double minimum) {
-  if (impl_->dense) impl_->load_clp();
+  if (impl_->dense) {
+    impl_->dense->set_minimum(item, minimum);
+    return;
+  }
   impl_->lp.setRowLower(impl_->bidders + item, std::isfinite(minimum) ? minimum : -COIN_DBL_MAX);
 }
 
 void PackingLp::set_gain(int column, double gain) {
-  if (impl_->dense) impl_->load_clp();
+  if (impl_->dense) {
+    impl_->dense->set_gain(column, gain);
+    return;
+  }
   impl_->lp.setObjectiveCoefficient(column, gain);
 }
 
 bool PackingLp::solve(double max_seconds) {
+  impl_->infeasible = false;
   if (impl_->dense) {
     switch (impl_->dense->solve(Deadline(max_seconds))) {
       case DenseDualLp::Status::optimal:
         return true;
       case DenseDualLp::Status::stopped:
         return false;
+      case DenseDualLp::Status::infeasible:
+        if (impl_->dense->has_minimum()) {
+          impl_->infeasible = true;
+          return false;
+        }
+        impl_->load_clp();
+        break;
       case DenseDualLp::Status::failed:
         impl_->load_clp();  // from scratch, at the bounds and capacities now set
         break;
@@ -178,6 +197,8 @@ void PackingLp::item_duals(std::vector<double>& duals) const {
   duals.assign(row + impl_->bidders, row + impl_->bidders + impl_->items);
 }
 
-bool PackingLp::proven_infeasible() const { return !impl_->dense && impl_->lp.isProvenPrimalInfeasible(); }
+bool PackingLp::proven_infeasible() const {
+  return impl_->dense ? impl_->infeasible : impl_->lp.isProvenPrimalInfeasible();
+}
 
 }  // namespace themis::arbiter

@@ -6,8 +6,7 @@
 // gain_r − Σ_i λ_i·units_ri) equals the LP bound), but the searches compute every bound they prune or
 // report with themselves, from λ >= 0, so LP tolerances never decide optimality.
 //
-// Solved by a dual simplex of its own (dense_dual_lp.h) where it has at most DenseDualLp::kMaxRows rows, else by CLP;
-// item minimums and new gains (set_item_minimum, set_gain) hand it to CLP for good.
+// Solved by a dual simplex of its own (dense_dual_lp.h) where it has at most DenseDualLp::kMaxRows rows, else by CLP.
 #include <memory>
 #include <span>
 #include <vector>
@@ -29,7 +28,7 @@ class PackingLp {
  public:
   enum class Engine {
     automatic,  // dense_dual_lp.h where small enough, else CLP
-    clp,        // CLP from the start: for an LP whose gains or item minimums will change
+    clp,        // CLP from the start (the tests compare the two)
   };
   // `capacity`: units of each item; empty: one unit each.
   PackingLp(int item_count, int bidder_count, std::span<const LpColumn> columns,

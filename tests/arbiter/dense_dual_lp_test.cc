@@ -1,11 +1,14 @@
 // The nodes' dense dual simplex (dense_dual_lp.h) against CLP on random packing LPs: cold, then re-solved warm
 // through the changes a search makes between nodes (columns closed and reopened, capacities lowered and restored),
 // and from copies. Every solve is checked for a feasible x, duals at least 0, and strong duality: Σ y·b plus each
-// column's upper bound times its reduced gain where positive equals the objective, which CLP's objective matches. Last,
-// PackingLp's hand-over to CLP (a larger LP, a bound the dense solver does not take).
+// column's upper bound times its reduced gain where positive equals the objective, which CLP's objective matches. Then
+// PackingLp's hand-over to CLP (a larger LP, a bound the dense solver does not take), and the item minimums and new
+// gains of the displacement checks against CLP.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -192,6 +195,82 @@ TEST(DenseDualLp, PackingLpHandsItsLpToClpWithTheBoundsSetSoFar) {
     ++compared;
   }
   EXPECT_GE(compared, 10);
+}
+
+// The displacement checks' steps (displacement.h) on copies of one solved LP: a least use of an item, then the gains
+// turned into that item's units (the LP that maximises its use), then the gains back and the minimum gone. The dense
+// engine must agree with CLP at every step: the same objective where both solve it, infeasible where CLP proves it so;
+// the last step must give the plain LP's objective again.
+TEST(DenseDualLp, ItemMinimumsAndNewGainsAsClpSolvesThem) {
+  std::mt19937 rng(29);
+  int infeasible = 0, feasible = 0;
+  const auto objective = [](const PackingLp& lp, const std::vector<double>& gains) {
+    double total = 0;
+    for (std::size_t c = 0; c < gains.size(); ++c) total += lp.x()[c] * gains[c];
+    return total;
+  };
+  for (int instance = 0; instance < 150; ++instance) {
+    SCOPED_TRACE(instance);
+    const RandomPacking p = random_packing(rng, 20, 30);
+    const std::vector<LpColumn> columns = columns_of(p);
+    PackingLp dense_root(p.items, p.bidders, columns, p.capacity);
+    PackingLp clp_root(p.items, p.bidders, columns, p.capacity, PackingLp::Engine::clp);
+    ASSERT_TRUE(dense_root.solve(0));
+    ASSERT_TRUE(clp_root.solve(0));
+    const double plain = objective(clp_root, p.gain);
+    for (int check = 0; check < 4; ++check) {
+      SCOPED_TRACE(check);
+      const std::unique_ptr<PackingLp> dense = dense_root.clone();
+      const std::unique_ptr<PackingLp> clp = clp_root.clone();
+      const int item = std::uniform_int_distribution<int>(0, p.items - 1)(rng);
+      const int least = std::uniform_int_distribution<int>(1, p.capacity[static_cast<std::size_t>(item)])(rng);
+      const int closed = std::uniform_int_distribution<int>(0, p.bidders - 1)(rng);  // a bidder left out, as a winner is
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        if (p.bidder[c] == closed) {
+          dense->set_bounds(static_cast<int>(c), 0, 0);
+          clp->set_bounds(static_cast<int>(c), 0, 0);
+        }
+      dense->set_item_minimum(item, least);
+      clp->set_item_minimum(item, least);
+      const bool clp_solved = clp->solve(0);
+      const bool dense_solved = dense->solve(0);
+      ASSERT_EQ(dense_solved, clp_solved);
+      if (clp_solved) {
+        ++feasible;
+        EXPECT_NEAR(objective(*dense, p.gain), objective(*clp, p.gain), kClose);
+        double use = 0;
+        for (std::size_t c = 0; c < columns.size(); ++c)
+          use += dense->x()[c] * static_cast<double>(std::count(p.units[c].begin(), p.units[c].end(), item));
+        EXPECT_GE(use, least - 1e-9);
+      } else {
+        ++infeasible;
+        ASSERT_TRUE(clp->proven_infeasible());
+        EXPECT_TRUE(dense->proven_infeasible());
+      }
+      // The most of the item the others can use, without the minimum.
+      std::vector<double> units(columns.size());
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        units[c] = static_cast<double>(std::count(p.units[c].begin(), p.units[c].end(), item));
+      for (PackingLp* lp : {dense.get(), clp.get()}) {
+        lp->set_item_minimum(item, -std::numeric_limits<double>::infinity());
+        for (std::size_t c = 0; c < columns.size(); ++c) lp->set_gain(static_cast<int>(c), units[c]);
+        ASSERT_TRUE(lp->solve(0));
+      }
+      const double most = objective(*clp, units);
+      EXPECT_NEAR(objective(*dense, units), most, kClose);
+      EXPECT_EQ(clp_solved, most >= least - 1e-9);
+      for (PackingLp* lp : {dense.get(), clp.get()}) {
+        for (std::size_t c = 0; c < columns.size(); ++c) lp->set_gain(static_cast<int>(c), p.gain[c]);
+        for (std::size_t c = 0; c < columns.size(); ++c)
+          if (p.bidder[c] == closed) lp->set_bounds(static_cast<int>(c), 0, 1);
+        ASSERT_TRUE(lp->solve(0));
+      }
+      EXPECT_NEAR(objective(*dense, p.gain), plain, kClose);
+      EXPECT_NEAR(objective(*clp, p.gain), plain, kClose);
+    }
+  }
+  EXPECT_GE(infeasible, 50);
+  EXPECT_GE(feasible, 200);
 }
 
 }  // namespace
