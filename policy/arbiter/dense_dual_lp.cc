@@ -215,6 +215,15 @@ bool DenseDualLp::refactor() {
   return true;
 }
 
+double DenseDualLp::dual_objective() const {
+  double total = 0;
+  for (std::size_t i = 0; i < head_.size(); ++i)
+    if (head_[i] >= m_) total += cost_[static_cast<std::size_t>(head_[i] - m_)] * xb_[i];
+  for (std::size_t c = 0; c < static_cast<std::size_t>(n_); ++c)
+    if (at_[static_cast<std::size_t>(m_) + c] == At::upper) total += cost_[c] * upper_[c];
+  return total;
+}
+
 int DenseDualLp::leaving_row() const {
   int r = -1;
   double best = 0;
@@ -429,7 +438,7 @@ void DenseDualLp::start_from_changes() {
   move_basic_values(shift_, 1.0);
 }
 
-DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
+DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline, double cutoff) {
   if (fresh_ || restart_) {
     start_from_scratch();
     fresh_ = false;
@@ -454,6 +463,10 @@ DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline) {
     if (r < 0) {
       fill_x();
       return Status::optimal;
+    }
+    if (cutoff < kNoCutoff && dual_objective() <= cutoff) {
+      fill_x();
+      return Status::cut_off;
     }
     if (!iterate(r)) return Status::infeasible;
   }

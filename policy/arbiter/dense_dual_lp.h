@@ -40,11 +40,15 @@ class DenseDualLp {
   void set_minimum(int item, double minimum);
   void set_gain(int column, double gain);
 
-  enum class Status { optimal, infeasible, stopped, failed };
-  // From the last basis. `infeasible`: an infeasible row that no column can enter for (within the tolerances: the
+  enum class Status { optimal, cut_off, infeasible, stopped, failed };
+  // From the last basis. `cut_off`: the dual objective fell to `cutoff` or below before the optimum: every basis the
+  // dual simplex visits is dual feasible, so its objective bounds the LP's optimum from above, and a search that
+  // prunes at `cutoff` needs no more (duals() are that basis's; x() is its primal values clamped to their bounds, not
+  // a feasible point). `infeasible`: an infeasible row that no column can enter for (within the tolerances: the
   // caller certifies it where it matters; without minimums only rounding can make the LP infeasible). `failed`: a
   // singular basis or the pivot limit; the caller then solves it otherwise.
-  Status solve(const Deadline& deadline);
+  Status solve(const Deadline& deadline, double cutoff = kNoCutoff);
+  static constexpr double kNoCutoff = 1e300;
 
   // After an optimal solve: the columns' values, and the rows' duals (bidders', then items'; ≥ 0 up to the tolerances).
   const std::vector<double>& x() const { return x_; }
@@ -80,6 +84,9 @@ class DenseDualLp {
   // false if singular.
   bool refactor();
   double residual() const;  // max |B·x_B + N·x_N − b|
+  // The dual objective of the basis: Σ y·b plus, over the nonbasic variables at their upper bound, the bound times
+  // the reduced gain (= the gain of its primal values, c_B·x_B + c_N·x_N).
+  double dual_objective() const;
   // The basis position of the row to leave, -1 where every basic value is within its bounds.
   int leaving_row() const;
   // One dual simplex iteration on leaving row r; false where no column can enter.

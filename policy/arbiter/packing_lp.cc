@@ -22,6 +22,7 @@ struct PackingLp::Impl {
   int columns = 0;
   bool hot = false;  // the last CLP solve kept its factorization and work areas
   bool infeasible = false;  // the last dense solve found the LP with item minimums infeasible
+  bool cut_off = false;     // the last dense solve stopped at its cutoff
   // The LP as given, for loading it into CLP (shared by the copies).
   struct Matrix {
     std::vector<CoinBigIndex> starts;
@@ -154,11 +155,15 @@ void PackingLp::set_gain(int column, double gain) {
   impl_->lp.setObjectiveCoefficient(column, gain);
 }
 
-bool PackingLp::solve(double max_seconds) {
+bool PackingLp::solve(double max_seconds, double cutoff) {
   impl_->infeasible = false;
+  impl_->cut_off = false;
   if (impl_->dense) {
-    switch (impl_->dense->solve(Deadline(max_seconds))) {
+    switch (impl_->dense->solve(Deadline(max_seconds), cutoff)) {
       case DenseDualLp::Status::optimal:
+        return true;
+      case DenseDualLp::Status::cut_off:
+        impl_->cut_off = true;
         return true;
       case DenseDualLp::Status::stopped:
         return false;
@@ -196,6 +201,8 @@ void PackingLp::item_duals(std::vector<double>& duals) const {
   const double* row = impl_->dense ? impl_->dense->duals().data() : impl_->lp.dualRowSolution();
   duals.assign(row + impl_->bidders, row + impl_->bidders + impl_->items);
 }
+
+bool PackingLp::cut_off() const { return impl_->cut_off; }
 
 bool PackingLp::proven_infeasible() const {
   return impl_->dense ? impl_->infeasible : impl_->lp.isProvenPrimalInfeasible();

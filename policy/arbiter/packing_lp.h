@@ -45,8 +45,12 @@ class PackingLp {
   void set_item_minimum(int item, double minimum);
   void set_gain(int column, double gain);
   // Dual simplex from the current basis, for at most `max_seconds` (<= 0: no limit); false if the LP
-  // was not solved to optimality.
-  bool solve(double max_seconds);
+  // was not solved to optimality. With a `cutoff`, the dense engine may stop once its dual objective, an upper bound
+  // on the LP's optimum, is at most that (still true, the duals those of that dual feasible basis; cut_off() says
+  // so): a search that prunes at the cutoff needs no more. CLP solves on to the optimum.
+  bool solve(double max_seconds, double cutoff = kNoCutoff);
+  static constexpr double kNoCutoff = 1e300;
+  bool cut_off() const;  // the last solve stopped at its cutoff
   std::span<const double> x() const;
   // The item constraints' duals, clamped at 0 (size item_count).
   void item_prices(std::vector<double>& prices) const;

@@ -261,15 +261,21 @@ class Search {
 
   // The LP bound of bidders [depth, end) on the residual capacities, over the rows collect_fitting(depth)
   // found: CLP's item duals priced by bound() itself, so it is valid whatever CLP's tolerances; +inf when the
-  // LP was not solved. Leaves the duals in lp_prices_ and each bidder's best row under them in lp_pick_.
-  double lp_bound(std::size_t depth) {
+  // LP was not solved. Leaves the duals in lp_prices_ and each bidder's best row under them in lp_pick_. The LP may
+  // stop short of its optimum once its bound is at most `cutoff` (PackingLp::solve): the node is then pruned, and
+  // neither its duals nor its solution are read below it.
+  double lp_bound(std::size_t depth, double cutoff) {
     std::fill(lp_want_.begin(), lp_want_.end(), 0);
     for (std::size_t k = depth; k < bidders_.size(); ++k) {
       const auto [begin, end] = fitting_ranges_[k];
       for (int f = begin; f < end; ++f) lp_want_[static_cast<std::size_t>(fitting_[static_cast<std::size_t>(f)])] = 1;
     }
-    if (!lp_solve()) return std::numeric_limits<double>::infinity();
+    if (!lp_solve(cutoff)) return std::numeric_limits<double>::infinity();
     lp_pick_.resize(bidders_.size());
+    const double b = bound(depth, lp_prices_, &lp_pick_);
+    // Rounding may leave the bound of a basis cut off just above the cutoff: the LP then goes on to its optimum.
+    if (b <= cutoff || !lp_->lp->cut_off()) return b;
+    if (!lp_solve()) return std::numeric_limits<double>::infinity();
     return bound(depth, lp_prices_, &lp_pick_);
   }
 
@@ -328,8 +334,8 @@ class Search {
     return pack_in_order(problem_, excluded_, order).choice;
   }
 
-  // Brings the LP to columns lp_want_ and capacities usable_, and solves it within the deadline.
-  bool lp_solve() {
+  // Brings the LP to columns lp_want_ and capacities usable_, and solves it within the deadline (to `cutoff`).
+  bool lp_solve(double cutoff = PackingLp::kNoCutoff) {
     if (!lp_->lp) {
       std::vector<LpColumn> columns;
       columns.reserve(flat_rows_.size());
@@ -355,7 +361,7 @@ class Search {
         lp_->capacity[i] = usable_[i];
         lp_->lp->set_capacity(static_cast<int>(i), usable_[i]);
       }
-    if (!lp_->lp->solve(deadline_.budget_left())) return false;
+    if (!lp_->lp->solve(deadline_.budget_left(), cutoff)) return false;
     lp_->lp->item_prices(lp_prices_);
     return true;
   }
@@ -536,7 +542,7 @@ class Search {
       lp_priced = true;
       b = std::min(b, lp_node_bound);
     } else if (lp_on && lp_nodes_ && b > target + kImprovementTolerance) {
-      lp_node_bound = lp_bound(depth);
+      lp_node_bound = lp_bound(depth, target + kImprovementTolerance);
       if (std::isfinite(lp_node_bound)) {
         lp_priced = true;
         b = std::min(b, lp_node_bound);

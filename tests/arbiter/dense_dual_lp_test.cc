@@ -197,6 +197,50 @@ TEST(DenseDualLp, PackingLpHandsItsLpToClpWithTheBoundsSetSoFar) {
   EXPECT_GE(compared, 10);
 }
 
+// A solve with a cutoff stops, if at all, at a basis whose bound (Σ y·b plus each open column's reduced gain where
+// positive, from its duals) lies between the LP's optimum and the cutoff; the next solve goes on from that basis to the
+// optimum. Cutoffs below the optimum (a node the search prunes) and above it (one it does not, unless the bound falls
+// below the cutoff first).
+TEST(DenseDualLp, ACutoffStopsAtABoundBetweenTheOptimumAndIt) {
+  std::mt19937 rng(31);
+  int cut = 0, solved = 0;
+  for (int instance = 0; instance < 100; ++instance) {
+    SCOPED_TRACE(instance);
+    const RandomPacking p = random_packing(rng, 40, 60);
+    const std::vector<LpColumn> columns = columns_of(p);
+    DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
+    expect_optimal(lp, p, {std::vector<double>(p.gain.size(), 1.0), p.capacity});
+    for (int node = 0; node < 20; ++node) {
+      SCOPED_TRACE(node);
+      const Setting setting = next_node(rng, p);
+      const double optimum = clp_objective(p, setting);
+      const double cutoff = optimum * std::uniform_real_distribution<double>(0.8, 1.1)(rng);
+      apply(lp, setting);
+      const DenseDualLp::Status status = lp.solve(Deadline(0), cutoff);
+      ASSERT_TRUE(status == DenseDualLp::Status::optimal || status == DenseDualLp::Status::cut_off);
+      std::vector<double> rhs(static_cast<std::size_t>(p.bidders), 1.0);
+      rhs.insert(rhs.end(), setting.capacity.begin(), setting.capacity.end());
+      double bound = 0;
+      for (std::size_t r = 0; r < rhs.size(); ++r) bound += std::max(0.0, lp.duals()[r]) * rhs[r];
+      for (std::size_t c = 0; c < p.gain.size(); ++c) {
+        double reduced = p.gain[c];
+        for (const auto& [row, value] : p.entries(c)) reduced -= std::max(0.0, lp.duals()[static_cast<std::size_t>(row)]) * value;
+        bound += setting.upper[c] * std::max(0.0, reduced);
+      }
+      EXPECT_GE(bound, optimum - kClose);
+      if (status == DenseDualLp::Status::cut_off) {
+        ++cut;
+        EXPECT_LE(bound, cutoff + kClose);
+        expect_optimal(lp, p, setting);
+      } else {
+        ++solved;
+      }
+    }
+  }
+  EXPECT_GE(cut, 200);
+  EXPECT_GE(solved, 200);
+}
+
 // The displacement checks' steps (displacement.h) on copies of one solved LP: a least use of an item, then the gains
 // turned into that item's units (the LP that maximises its use), then the gains back and the minimum gone. The dense
 // engine must agree with CLP at every step: the same objective where both solve it, infeasible where CLP proves it so;
