@@ -13,6 +13,7 @@
 #include "policy/arbiter/displacement.h"
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/neighbourhood_search.h"
+#include "policy/arbiter/other_solves_start.h"
 #include "policy/arbiter/small_search.h"
 
 namespace themis::arbiter {
@@ -138,8 +139,9 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     if (out.pf.choice[i] >= 0) winners.push_back(static_cast<int>(i));
 
   // After a PF solve the solver made, every solve without a winner starts from a copy of its own of what that
-  // solve left (the solver's prices and memory): its result depends on its own input alone, so those solves run
-  // side by side (a reentrant solver) and the outcome does not depend on how many threads there are. After a PF
+  // solve left (the solver's prices and memory), so those solves run side by side (a reentrant solver). Each
+  // proves its optimum, or stops at the budget, whatever packing it starts from: the outcome does not depend on how
+  // many threads there are (a start taken from another solve's end moves only its node count). After a PF
   // solve the small searches settled, the solves are small too (starting a thread would cost more) and run one
   // after the other, each passing its prices and memory on to the next, on one thread whatever the setting.
   const bool side_by_side = !pf.small;
@@ -158,6 +160,12 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     displacement.emplace(problem, out.pf, deadline.budget_left());
   std::atomic<int> settled{0};
   std::vector<Solved> without(winners.size());
+  // The packings the searched solves without a winner ended with, each published once written, for the starts of the
+  // solves after them (other_solves_start.h). Not where a node cap may stop a solve: a capped solve's outcome would
+  // then depend on which solves had ended before it, that is on the threads' timing.
+  const bool share_ends = side_by_side && limits.max_nodes_per_solve <= 0;
+  std::vector<PackingChoice> ended(share_ends ? winners.size() : 0);
+  std::vector<std::atomic<bool>> ended_ready(share_ends ? winners.size() : 0);
   // Under a time budget, the prices of each solve the budget stopped, for a second round (below), and its memory where
   // it searched at least kKeepMemoryFromNodes nodes: at (200, 1024) a hundred solves stopped after a few hundred nodes
   // each, and keeping their memories (each with its copy of the LP) slowed the solves after them by the page faults.
@@ -246,15 +254,28 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       return;
     }
     // A solve that is to search starts from the refill improved by the local search with evictions, in large auctions
-    // (AuctionLimits::improved_starts_from_nodes).
+    // (AuctionLimits::improved_starts_from_nodes), or from a packing another solve without a winner ended with where
+    // that is better (other_solves_start.h).
     if (side_by_side && (!out.pf.proven_optimal || out.pf.nodes >= limits.improved_starts_from_nodes)) {
       without_i = improve_packing(problem, static_cast<int>(i), std::move(without_i));
+      if (share_ends) {
+        std::vector<OtherSolve> others;
+        for (std::size_t other = 0; other < winners.size(); ++other)
+          if (ended_ready[other].load(std::memory_order_acquire)) others.push_back({winners[other], &ended[other]});
+        if (std::optional<PackingChoice> better =
+                start_from_other_solves(problem, static_cast<int>(i), others, packing_value(problem, without_i)))
+          without_i = std::move(*better);
+      }
       if (deadline.enabled()) each.max_seconds = share_left();
     }
     // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
     // winners as well, after as many nodes each: those go to the solver at once.
     without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
                        side_by_side ? 0 : limits.small_search_nodes);
+    if (share_ends && without[k].solution.choice.size() == problem.bidders.size()) {
+      ended[k] = without[k].solution.choice;
+      ended_ready[k].store(true, std::memory_order_release);
+    }
     if (deadline.enabled()) {
       const double overrun = std::max(0.0, left_at_start - deadline.remaining() - share);
       double least = least_overrun.load();

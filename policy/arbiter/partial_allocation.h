@@ -20,7 +20,8 @@ struct AuctionLimits {
   // The solves without each winner run on up to this many threads when the solver is reentrant, from the
   // point where the solves so far (the PF solve's, then those finished one by one) searched at least
   // `threads_from_nodes` nodes (for fewer, starting threads costs more than it saves); the outcome is the same
-  // for any count (each solve starts from the PF solve's state, not from another's).
+  // for any count (each solve starts from the PF solve's state; a start taken from a packing another solve ended
+  // with, other_solves_start.h, moves its node count, not its optimum, and none is taken under a node cap).
   int threads = 1;
   std::int64_t threads_from_nodes = 500;
   // The solves without a winner are first checked for whether any packing without it can beat the PF packing less

@@ -1,0 +1,60 @@
+#include "policy/arbiter/other_solves_start.h"
+
+#include <vector>
+
+#include "policy/arbiter/greedy_packing.h"
+#include "policy/arbiter/winner_solver.h"
+
+namespace themis::arbiter {
+
+std::optional<PackingChoice> start_from_other_solves(const PackingProblem& problem, int excluded,
+                                                     std::span<const OtherSolve> others, double floor) {
+  const auto bidders = problem.bidders.size();
+  std::vector<int> left(static_cast<std::size_t>(problem.item_count));
+  double best = floor + kImprovementTolerance;
+  const OtherSolve* pick = nullptr;
+  int pick_row = -1;
+  for (const OtherSolve& other : others) {
+    const int j = other.excluded;
+    if (other.choice == nullptr || other.choice->size() != bidders || j == excluded || j < 0 ||
+        static_cast<std::size_t>(j) >= bidders)
+      continue;
+    const PackingChoice& choice = *other.choice;
+    for (int item = 0; item < problem.item_count; ++item) left[static_cast<std::size_t>(item)] = problem.capacity(item);
+    double value = 0;
+    for (std::size_t b = 0; b < bidders; ++b) {
+      if (choice[b] < 0 || static_cast<int>(b) == excluded) continue;
+      const PackingRow& row = problem.bidders[b].rows[static_cast<std::size_t>(choice[b])];
+      value += row.gain;
+      for (int item : row.items) --left[static_cast<std::size_t>(item)];
+    }
+    // j back on its best row that fits what the others leave.
+    double back = 0;
+    int back_row = -1;
+    const auto& rows = problem.bidders[static_cast<std::size_t>(j)].rows;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (!(rows[r].gain > back)) continue;
+      bool fits = true;
+      for (int item : rows[r].items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
+      for (int item : rows[r].items) ++left[static_cast<std::size_t>(item)];
+      if (fits) {
+        back = rows[r].gain;
+        back_row = static_cast<int>(r);
+      }
+    }
+    if (value + back > best) {
+      best = value + back;
+      pick = &other;
+      pick_row = back_row;
+    }
+  }
+  if (pick == nullptr) return std::nullopt;
+  PackingChoice start = *pick->choice;
+  if (excluded >= 0 && static_cast<std::size_t>(excluded) < bidders) start[static_cast<std::size_t>(excluded)] = -1;
+  start[static_cast<std::size_t>(pick->excluded)] = pick_row;
+  start = improve_packing(problem, excluded, std::move(start));
+  if (!(packing_value(problem, start) > floor + kImprovementTolerance)) return std::nullopt;
+  return start;
+}
+
+}  // namespace themis::arbiter
