@@ -293,7 +293,11 @@ bool DenseDualLp::iterate(int r) {
     if (range >= kInfinity || after <= kPrimalTolerance) break;
     slope = after;
   }
-  if (k == candidates_.size()) return false;
+  if (k == candidates_.size()) {  // no column can make row r feasible: the duals may move along s·ρ without bound
+    ray_.assign(rho, rho + m);
+    for (double& v : ray_) v *= s;
+    return false;
+  }
   // Harris: among the breakpoints left, the largest pivot whose ratio lies within the tolerance of the first.
   double bound = kInfinity;
   for (std::size_t l = k; l < candidates_.size() && candidates_[l].ratio <= bound; ++l) {

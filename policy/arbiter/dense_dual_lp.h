@@ -53,6 +53,10 @@ class DenseDualLp {
   // After an optimal solve: the columns' values, and the rows' duals (bidders', then items'; ≥ 0 up to the tolerances).
   const std::vector<double>& x() const { return x_; }
   const std::vector<double>& duals() const { return y_; }
+  // After an infeasible solve: the direction (per row) in which the duals could move without bound, each step keeping
+  // them feasible for the columns' reduced gains seen then and lowering the dual objective (its row of B⁻¹, signed).
+  // The LP is infeasible because of it; prices along it are for the caller to check.
+  const std::vector<double>& dual_ray() const { return ray_; }
   // The columns' upper bounds and the rows' right-hand sides as now set (for handing the LP to another solver).
   const std::vector<double>& upper() const { return upper_; }
   const std::vector<double>& rhs() const { return rhs_; }
@@ -118,6 +122,7 @@ class DenseDualLp {
   std::vector<double> binv_;      // B⁻¹, row-major: row i (basis position i) at i·m
   std::vector<double> weight_;    // per basis position: the squared norm of its row of B⁻¹
   std::vector<double> y_;         // duals per row
+  std::vector<double> ray_;       // dual_ray()
   std::vector<double> d_;         // reduced gains per variable (nonbasic ones kept up to date)
   std::vector<double> x_;
   std::int64_t pivots_ = 0;

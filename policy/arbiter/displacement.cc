@@ -87,6 +87,21 @@ DisplacementCheck DisplacementChecker::check(int excluded, double incumbent, dou
   };
   const auto gain = [](const PackingRow& row) { return row.gain; };
   constexpr double kNoMinimum = -std::numeric_limits<double>::infinity();
+  // Where the dense LP found the least use infeasible, its duals move without bound along a ray and the LP's bound
+  // falls with them: prices y + t·ray for growing t, each checked by bound() as any prices are, settle the item once
+  // that bound is no higher than the incumbent, without the LP that maximises the use.
+  std::vector<double> ray;
+  const auto settled_along_ray = [&](int item, int least) {
+    if (!lp->item_ray(ray)) return false;
+    lp->item_duals(duals);
+    lambda.resize(duals.size());
+    for (double t = 1; t <= 1e12; t *= 8) {
+      for (std::size_t i = 0; i < duals.size(); ++i) lambda[i] = std::max(0.0, duals[i] + t * ray[i]);
+      const double mu = std::max(0.0, -(duals[static_cast<std::size_t>(item)] + t * ray[static_cast<std::size_t>(item)]));
+      if (bound(item, mu, least, gain) <= incumbent + kImprovementTolerance) return true;
+    }
+    return false;
+  };
 
   // The machine-level items first: where the others can take the freed GPUs, it is mostly there, and a check that
   // cannot settle stops at its first such item.
@@ -99,6 +114,8 @@ DisplacementCheck DisplacementChecker::check(int excluded, double incumbent, dou
     if (solve(*lp)) {
       const double mu = take_prices(load.item);
       if (bound(load.item, mu, least, gain) > incumbent + kImprovementTolerance) return out;
+    } else if (lp->proven_infeasible() && settled_along_ray(load.item, least)) {
+      // Settled by prices along the direction the dense LP found infeasible in (below).
     } else if (lp->proven_infeasible()) {
       // Certified by the prices of the LP that maximises the others' use of the item: their bound on it below `least`.
       lp->set_item_minimum(load.item, kNoMinimum);

@@ -204,6 +204,14 @@ void PackingLp::item_duals(std::vector<double>& duals) const {
 
 bool PackingLp::cut_off() const { return impl_->cut_off; }
 
+bool PackingLp::item_ray(std::vector<double>& ray) const {
+  if (!impl_->dense || !impl_->infeasible) return false;
+  const std::vector<double>& all = impl_->dense->dual_ray();
+  if (all.size() != static_cast<std::size_t>(impl_->bidders + impl_->items)) return false;
+  ray.assign(all.begin() + impl_->bidders, all.end());
+  return true;
+}
+
 bool PackingLp::proven_infeasible() const {
   return impl_->dense ? impl_->infeasible : impl_->lp.isProvenPrimalInfeasible();
 }

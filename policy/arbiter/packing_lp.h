@@ -58,6 +58,9 @@ class PackingLp {
   void item_duals(std::vector<double>& duals) const;
   // Whether the last solve proved that no x meets the constraints.
   bool proven_infeasible() const;
+  // After the dense engine found the LP infeasible: the items' part of the direction in which its duals could move
+  // without bound (DenseDualLp::dual_ray), in item_duals' sign; false where there is none (CLP, or no such solve).
+  bool item_ray(std::vector<double>& ray) const;
 
  private:
   PackingLp();

@@ -244,7 +244,7 @@ TEST(DenseDualLp, ACutoffStopsAtABoundBetweenTheOptimumAndIt) {
 // The displacement checks' steps (displacement.h) on copies of one solved LP: a least use of an item, then the gains
 // turned into that item's units (the LP that maximises its use), then the gains back and the minimum gone. The dense
 // engine must agree with CLP at every step: the same objective where both solve it, infeasible where CLP proves it so;
-// the last step must give the plain LP's objective again.
+// the last step must give the plain LP's objective again. Where it is infeasible, the dense engine's dual ray proves it.
 TEST(DenseDualLp, ItemMinimumsAndNewGainsAsClpSolvesThem) {
   std::mt19937 rng(29);
   int infeasible = 0, feasible = 0;
@@ -290,6 +290,31 @@ TEST(DenseDualLp, ItemMinimumsAndNewGainsAsClpSolvesThem) {
         ++infeasible;
         ASSERT_TRUE(clp->proven_infeasible());
         EXPECT_TRUE(dense->proven_infeasible());
+        // Its dual ray proves it: along it the Lagrangian bound on Σ gain·x over the x with the least use falls below
+        // 0, which any such x would reach (every gain is positive).
+        std::vector<double> duals, ray;
+        dense->item_duals(duals);
+        ASSERT_TRUE(dense->item_ray(ray));
+        ASSERT_EQ(ray.size(), duals.size());
+        double lowest = std::numeric_limits<double>::infinity();
+        for (double t = 1; t <= 1e12; t *= 8) {
+          std::vector<double> lambda(duals.size());
+          for (std::size_t i = 0; i < duals.size(); ++i) lambda[i] = std::max(0.0, duals[i] + t * ray[i]);
+          const auto g = static_cast<std::size_t>(item);
+          const double mu = std::max(0.0, -(duals[g] + t * ray[g]));
+          double bound = -mu * least;
+          for (std::size_t i = 0; i < lambda.size(); ++i) bound += lambda[i] * p.capacity[i];
+          std::vector<double> best(static_cast<std::size_t>(p.bidders), 0.0);
+          for (std::size_t c = 0; c < columns.size(); ++c) {
+            if (p.bidder[c] == closed) continue;
+            double reduced = p.gain[c];
+            for (int unit : p.units[c]) reduced -= lambda[static_cast<std::size_t>(unit)] - (unit == item ? mu : 0.0);
+            best[static_cast<std::size_t>(p.bidder[c])] = std::max(best[static_cast<std::size_t>(p.bidder[c])], reduced);
+          }
+          for (const double b : best) bound += b;
+          lowest = std::min(lowest, bound);
+        }
+        EXPECT_LT(lowest, 0.0);
       }
       // The most of the item the others can use, without the minimum.
       std::vector<double> units(columns.size());
