@@ -49,8 +49,9 @@ class ShapeSolver final : public WinnerSolver {
   // Subgradient steps at each node the inherited prices do not prune (0: the root's prices throughout).
   // Two: more nodes than with six, each cheaper (docs/performance.md, "Two subgradient steps at a node instead of six").
   static constexpr int kDefaultNodeSteps = 2;
-  // Nodes of a solve after which it turns to LP bounds (0: never).
-  static constexpr std::int64_t kDefaultLpFromNodes = 5000;
+  // Nodes of a solve after which it turns to LP bounds (0: never). 1,000 since the nodes' LP is the dense dual simplex
+  // cut off at the incumbent; 5,000 before (docs/performance.md, "LP bounds from 1,000 nodes").
+  static constexpr std::int64_t kDefaultLpFromNodes = 1000;
   // The share of the gap between the steps' root bound and the best packing the root's LP must close for
   // the nodes to get LP bounds too (-inf: always). Measured in docs/performance.md, "LP bounds at the
   // nodes": on the gang apps at 50 and 200 bidders the root LP mostly closes half of it or more, and LP
