@@ -314,6 +314,23 @@ PackingChoice improve_packing(const PackingProblem& problem, int excluded, Packi
   return choice;
 }
 
+int best_row_that_fits(std::span<const PackingRow> rows, std::vector<int>& left, double floor, double margin) {
+  int best_row = -1;
+  double best = floor;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (!(rows[r].gain > best + margin)) continue;
+    // A row lists an item once per unit: it fits where no item appears more often than units are left.
+    bool fits = true;
+    for (int i : rows[r].items) fits = --left[static_cast<std::size_t>(i)] >= 0 && fits;
+    for (int i : rows[r].items) ++left[static_cast<std::size_t>(i)];
+    if (fits) {
+      best = rows[r].gain;
+      best_row = static_cast<int>(r);
+    }
+  }
+  return best_row;
+}
+
 PackingChoice upgrade_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
   if (!packing_feasible(problem, choice, excluded)) return choice;
   std::vector<int> left(static_cast<std::size_t>(problem.item_count));
@@ -331,19 +348,8 @@ PackingChoice upgrade_packing(const PackingProblem& problem, int excluded, Packi
       if (bidder == excluded) continue;
       take(bidder, choice[b], -1);
       const auto& rows = problem.bidders[b].rows;
-      int best_row = choice[b];
-      double best = row_gain(problem, bidder, choice[b]);
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        if (!(rows[r].gain > best + kImprovementTolerance)) continue;
-        // A row lists an item once per unit: it fits where no item appears more often than units are left.
-        bool fits = true;
-        for (int i : rows[r].items) fits = --left[static_cast<std::size_t>(i)] >= 0 && fits;
-        for (int i : rows[r].items) ++left[static_cast<std::size_t>(i)];
-        if (fits) {
-          best = rows[r].gain;
-          best_row = static_cast<int>(r);
-        }
-      }
+      const int better = best_row_that_fits(rows, left, row_gain(problem, bidder, choice[b]), kImprovementTolerance);
+      const int best_row = better >= 0 ? better : choice[b];
       moved = moved || best_row != choice[b];
       choice[b] = best_row;
       take(bidder, choice[b], 1);

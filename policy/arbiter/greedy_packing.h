@@ -52,4 +52,8 @@ PackingChoice improve_packing(const PackingProblem& problem, int excluded, Packi
 // at least as much as `choice` (`choice` itself where it is not feasible).
 PackingChoice upgrade_packing(const PackingProblem& problem, int excluded, PackingChoice choice);
 
+// Of `rows`, the one with the most gain above `floor` + `margin` (each later one must beat the best so far by
+// `margin` too) that fits `left`, the units of each item not taken (restored before it returns); -1: none.
+int best_row_that_fits(std::span<const PackingRow> rows, std::vector<int>& left, double floor, double margin);
+
 }  // namespace themis::arbiter

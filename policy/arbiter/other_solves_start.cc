@@ -29,19 +29,9 @@ std::optional<PackingChoice> start_from_other_solves(const PackingProblem& probl
       for (int item : row.items) --left[static_cast<std::size_t>(item)];
     }
     // j back on its best row that fits what the others leave.
-    double back = 0;
-    int back_row = -1;
     const auto& rows = problem.bidders[static_cast<std::size_t>(j)].rows;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      if (!(rows[r].gain > back)) continue;
-      bool fits = true;
-      for (int item : rows[r].items) fits = --left[static_cast<std::size_t>(item)] >= 0 && fits;
-      for (int item : rows[r].items) ++left[static_cast<std::size_t>(item)];
-      if (fits) {
-        back = rows[r].gain;
-        back_row = static_cast<int>(r);
-      }
-    }
+    const int back_row = best_row_that_fits(rows, left, 0.0, 0.0);
+    const double back = back_row < 0 ? 0.0 : rows[static_cast<std::size_t>(back_row)].gain;
     if (value + back > best) {
       best = value + back;
       pick = &other;
