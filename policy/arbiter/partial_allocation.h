@@ -25,10 +25,11 @@ struct AuctionLimits {
   int threads = 1;
   std::int64_t threads_from_nodes = 500;
   // The solves without a winner are first checked for whether any packing without it can beat the PF packing less
-  // it (displacement.h) where the PF solve searched at least this many nodes. The check costs about 1 ms an auction
-  // and 0.2-0.4 ms a solve on the gang auctions at (50, 256); the gang auctions at (20, 64), whose PF solves search
-  // fewer, were slower with it than their searches alone (docs/performance.md, "Solves without a winner that nothing
-  // can improve"). Negative: never.
+  // it (displacement.h) where the PF solve searched at least this many nodes. On CLP the check cost about 1 ms an
+  // auction and 0.2-0.4 ms a solve on the gang auctions at (50, 256), and the gang auctions at (20, 64), whose PF
+  // solves search fewer, were slower with it than their searches alone (docs/performance.md, "Solves without a winner
+  // that nothing can improve"); on the dense LP it costs less, and their PF solves stay under this count all the same
+  // ("The displacement checks on the dense LP"). Negative: never.
   std::int64_t displacement_from_nodes = 500;
   // The solves without a winner that are to search start from the PF packing less the winner improved by the local
   // search with evictions (improve_packing) where the PF solve searched at least this many nodes or was left
