@@ -65,6 +65,7 @@ DenseDualLp::DenseDualLp(int item_count, int bidder_count, std::span<const LpCol
   binv_.assign(m * m, 0.0);
   for (std::size_t i = 0; i < m; ++i) binv_[i * m + i] = 1.0;
   weight_.assign(m, 1.0);
+  basic_cost_.assign(m, 0.0);
   y_.assign(m, 0.0);
   d_.assign(m + columns.size(), 0.0);
   row_alpha_.assign(m + columns.size(), 0.0);
@@ -317,6 +318,7 @@ bool DenseDualLp::iterate(int r) {
     At& at = at_[static_cast<std::size_t>(j)];
     const double change = at == At::lower ? upper : -upper;
     at = at == At::lower ? At::upper : At::lower;
+    if (track_objective_ && j >= m_) objective_ += cost_[static_cast<std::size_t>(j - m_)] * change;
     if (j < m_)
       flipped_[static_cast<std::size_t>(j)] += change;
     else
@@ -333,11 +335,17 @@ bool DenseDualLp::iterate(int r) {
   const double pivot_entry = column_[p];
   const double entering_from = at_[static_cast<std::size_t>(q)] == At::upper ? upper_of(q) : 0.0;
   const double step = (xb_[p] - target) / pivot_entry;
+  double moved = 0;  // c_B·B⁻¹·a_q
   for (std::size_t i = 0; i < m; ++i) {
     double& v = xb_[i];
     v -= column_[i] * step;
     if (std::abs(v) < kSnap) v = 0;
+    moved += basic_cost_[i] * column_[i];
   }
+  // The leaving variable's value is now its bound, where it counts as nonbasic; the entering one rises by `step`.
+  const double entering_cost = q < m_ ? 0.0 : cost_[static_cast<std::size_t>(q - m_)];
+  if (track_objective_) objective_ += (entering_cost - moved) * step;
+  basic_cost_[p] = entering_cost;
   xb_[p] = entering_from + step;
   at_[static_cast<std::size_t>(leaving)] = s > 0 || target == 0 ? At::lower : At::upper;
   head_[p] = q;
@@ -400,6 +408,7 @@ void DenseDualLp::move_basic_values(std::vector<double>& change, double sign) {
     double sum = 0;
     for (const std::size_t k : nonzero_) sum += row[k] * change[k];
     xb_[i] += sign * sum;
+    if (track_objective_) objective_ += basic_cost_[i] * sign * sum;
   }
   for (const std::size_t k : nonzero_) change[k] = 0;
 }
@@ -443,6 +452,7 @@ void DenseDualLp::start_from_changes() {
 }
 
 DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline, double cutoff) {
+  track_objective_ = false;
   if (fresh_ || restart_) {
     start_from_scratch();
     fresh_ = false;
@@ -451,6 +461,15 @@ DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline, double cutoff) 
     start_from_changes();
   }
   ++since_check_;  // re-solves without pivots drift too
+  // With a cutoff, the dual objective is kept up to date through the pivots (each changes the basic values by a
+  // multiple of one column and some flips) rather than summed over every variable before each; where it reaches the
+  // cutoff it is summed afresh before the solve stops on it, so its drift can delay a stop but never make one.
+  if (cutoff < kNoCutoff) {
+    for (std::size_t i = 0; i < head_.size(); ++i)
+      basic_cost_[i] = head_[i] < m_ ? 0.0 : cost_[static_cast<std::size_t>(head_[i] - m_)];
+    objective_ = dual_objective();
+    track_objective_ = true;
+  }
   const std::int64_t limit = pivots_ + 50 * static_cast<std::int64_t>(m_ + n_) + 1000;
   for (std::int64_t step = 0;; ++step) {
     if ((step & 63) == 63 && deadline.passed()) return Status::stopped;
@@ -462,15 +481,19 @@ DenseDualLp::Status DenseDualLp::solve(const Deadline& deadline, double cutoff) 
       compute_duals();
       if (residual() > kResidualLimit) compute_basic_values();
       if (residual() > kResidualLimit && !refactor()) return Status::failed;
+      if (track_objective_) objective_ = dual_objective();
     }
     const int r = leaving_row();
     if (r < 0) {
       fill_x();
       return Status::optimal;
     }
-    if (cutoff < kNoCutoff && dual_objective() <= cutoff) {
-      fill_x();
-      return Status::cut_off;
+    if (track_objective_ && objective_ <= cutoff) {
+      objective_ = dual_objective();
+      if (objective_ <= cutoff) {
+        fill_x();
+        return Status::cut_off;
+      }
     }
     if (!iterate(r)) return Status::infeasible;
   }

@@ -121,6 +121,9 @@ class DenseDualLp {
   std::vector<double> xb_;        // their values
   std::vector<double> binv_;      // B⁻¹, row-major: row i (basis position i) at i·m
   std::vector<double> weight_;    // per basis position: the squared norm of its row of B⁻¹
+  std::vector<double> basic_cost_;  // per basis position: its variable's gain (a slack's 0), set by solve() with a cutoff
+  bool track_objective_ = false;    // solve() has a cutoff: objective_ follows the pivots
+  double objective_ = 0;            // dual_objective(), up to drift, while track_objective_
   std::vector<double> y_;         // duals per row
   std::vector<double> ray_;       // dual_ray()
   std::vector<double> d_;         // reduced gains per variable (nonbasic ones kept up to date)
