@@ -38,31 +38,42 @@ double clp_objective(const RandomPacking& p, const Setting& setting) {
   return total;
 }
 
+std::vector<double> rhs_of(const RandomPacking& p, const Setting& setting) {
+  std::vector<double> rhs(static_cast<std::size_t>(p.bidders), 1.0);
+  rhs.insert(rhs.end(), setting.capacity.begin(), setting.capacity.end());
+  return rhs;
+}
+
+// The bound the duals of `lp`'s last basis prove (clamped at 0): Σ y·b plus each open column's reduced gain where
+// positive.
+double dual_bound(const DenseDualLp& lp, const RandomPacking& p, const Setting& setting) {
+  const std::vector<double> rhs = rhs_of(p, setting);
+  double bound = 0;
+  for (std::size_t r = 0; r < rhs.size(); ++r) bound += std::max(0.0, lp.duals()[r]) * rhs[r];
+  for (std::size_t c = 0; c < p.gain.size(); ++c) {
+    double reduced = p.gain[c];
+    for (const auto& [row, value] : p.entries(c)) reduced -= std::max(0.0, lp.duals()[static_cast<std::size_t>(row)]) * value;
+    bound += setting.upper[c] * std::max(0.0, reduced);
+  }
+  return bound;
+}
+
 // Solves `lp` and checks it against CLP on the same setting.
 void expect_optimal(DenseDualLp& lp, const RandomPacking& p, const Setting& setting) {
   ASSERT_EQ(lp.solve(Deadline(0)), DenseDualLp::Status::optimal);
-  std::vector<double> rhs(static_cast<std::size_t>(p.bidders), 1.0);
-  rhs.insert(rhs.end(), setting.capacity.begin(), setting.capacity.end());
-  double objective = 0, bound = 0;
+  const std::vector<double> rhs = rhs_of(p, setting);
+  double objective = 0;
   std::vector<double> used(rhs.size(), 0.0);
-  for (std::size_t r = 0; r < rhs.size(); ++r) {
-    EXPECT_GE(lp.duals()[r], -1e-9) << "row " << r;
-    bound += std::max(0.0, lp.duals()[r]) * rhs[r];
-  }
+  for (std::size_t r = 0; r < rhs.size(); ++r) EXPECT_GE(lp.duals()[r], -1e-9) << "row " << r;
   for (std::size_t c = 0; c < p.gain.size(); ++c) {
     const double x = lp.x()[c];
     EXPECT_GE(x, -1e-9);
     EXPECT_LE(x, setting.upper[c] + 1e-9);
     objective += p.gain[c] * x;
-    double reduced = p.gain[c];
-    for (const auto& [row, value] : p.entries(c)) {
-      used[static_cast<std::size_t>(row)] += value * x;
-      reduced -= std::max(0.0, lp.duals()[static_cast<std::size_t>(row)]) * value;
-    }
-    bound += setting.upper[c] * std::max(0.0, reduced);
+    for (const auto& [row, value] : p.entries(c)) used[static_cast<std::size_t>(row)] += value * x;
   }
   for (std::size_t r = 0; r < rhs.size(); ++r) EXPECT_LE(used[r], rhs[r] + 1e-9) << "row " << r;
-  EXPECT_NEAR(bound, objective, kClose);
+  EXPECT_NEAR(dual_bound(lp, p, setting), objective, kClose);
   EXPECT_NEAR(objective, clp_objective(p, setting), kClose);
 }
 
@@ -89,23 +100,32 @@ std::vector<LpColumn> columns_of(const RandomPacking& p) {
   return columns;
 }
 
-TEST(DenseDualLp, MatchesClpColdAndThroughASearchsChanges) {
-  std::mt19937 rng(20261207);
-  for (int instance = 0; instance < 200; ++instance) {
+// `instances` random LPs of 40 bidders and 60 items (with distinct gains on every other one where asked), each solved
+// at its root and checked, then taken through 20 nodes of a search: at each, `at_node(lp, p, setting)` applies the
+// node's setting and solves.
+template <class AtNode>
+void walk_nodes(std::mt19937& rng, int instances, bool distinct_gains, AtNode at_node) {
+  for (int instance = 0; instance < instances; ++instance) {
     SCOPED_TRACE(instance);
     RandomPacking p = random_packing(rng, 40, 60);
-    if (instance % 2 == 1)  // distinct gains as well as the few tied values random_packing draws
+    if (distinct_gains && instance % 2 == 1)  // distinct gains as well as the few tied values random_packing draws
       for (double& gain : p.gain) gain = std::uniform_real_distribution<double>(0.01, 3.0)(rng);
     const std::vector<LpColumn> columns = columns_of(p);
     DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
     expect_optimal(lp, p, {std::vector<double>(p.gain.size(), 1.0), p.capacity});
     for (int node = 0; node < 20; ++node) {
       SCOPED_TRACE(node);
-      const Setting setting = next_node(rng, p);
-      apply(lp, setting);
-      expect_optimal(lp, p, setting);
+      at_node(lp, p, next_node(rng, p));
     }
   }
+}
+
+TEST(DenseDualLp, MatchesClpColdAndThroughASearchsChanges) {
+  std::mt19937 rng(20261207);
+  walk_nodes(rng, 200, true, [](DenseDualLp& lp, const RandomPacking& p, const Setting& setting) {
+    apply(lp, setting);
+    expect_optimal(lp, p, setting);
+  });
 }
 
 TEST(DenseDualLp, ACopyResolvesFromTheSameBasisOnItsOwn) {
@@ -204,39 +224,22 @@ TEST(DenseDualLp, PackingLpHandsItsLpToClpWithTheBoundsSetSoFar) {
 TEST(DenseDualLp, ACutoffStopsAtABoundBetweenTheOptimumAndIt) {
   std::mt19937 rng(31);
   int cut = 0, solved = 0;
-  for (int instance = 0; instance < 100; ++instance) {
-    SCOPED_TRACE(instance);
-    const RandomPacking p = random_packing(rng, 40, 60);
-    const std::vector<LpColumn> columns = columns_of(p);
-    DenseDualLp lp(p.items, p.bidders, columns, p.capacity);
-    expect_optimal(lp, p, {std::vector<double>(p.gain.size(), 1.0), p.capacity});
-    for (int node = 0; node < 20; ++node) {
-      SCOPED_TRACE(node);
-      const Setting setting = next_node(rng, p);
-      const double optimum = clp_objective(p, setting);
-      const double cutoff = optimum * std::uniform_real_distribution<double>(0.8, 1.1)(rng);
-      apply(lp, setting);
-      const DenseDualLp::Status status = lp.solve(Deadline(0), cutoff);
-      ASSERT_TRUE(status == DenseDualLp::Status::optimal || status == DenseDualLp::Status::cut_off);
-      std::vector<double> rhs(static_cast<std::size_t>(p.bidders), 1.0);
-      rhs.insert(rhs.end(), setting.capacity.begin(), setting.capacity.end());
-      double bound = 0;
-      for (std::size_t r = 0; r < rhs.size(); ++r) bound += std::max(0.0, lp.duals()[r]) * rhs[r];
-      for (std::size_t c = 0; c < p.gain.size(); ++c) {
-        double reduced = p.gain[c];
-        for (const auto& [row, value] : p.entries(c)) reduced -= std::max(0.0, lp.duals()[static_cast<std::size_t>(row)]) * value;
-        bound += setting.upper[c] * std::max(0.0, reduced);
-      }
-      EXPECT_GE(bound, optimum - kClose);
-      if (status == DenseDualLp::Status::cut_off) {
-        ++cut;
-        EXPECT_LE(bound, cutoff + kClose);
-        expect_optimal(lp, p, setting);
-      } else {
-        ++solved;
-      }
+  walk_nodes(rng, 100, false, [&](DenseDualLp& lp, const RandomPacking& p, const Setting& setting) {
+    const double optimum = clp_objective(p, setting);
+    const double cutoff = optimum * std::uniform_real_distribution<double>(0.8, 1.1)(rng);
+    apply(lp, setting);
+    const DenseDualLp::Status status = lp.solve(Deadline(0), cutoff);
+    ASSERT_TRUE(status == DenseDualLp::Status::optimal || status == DenseDualLp::Status::cut_off);
+    const double bound = dual_bound(lp, p, setting);
+    EXPECT_GE(bound, optimum - kClose);
+    if (status == DenseDualLp::Status::cut_off) {
+      ++cut;
+      EXPECT_LE(bound, cutoff + kClose);
+      expect_optimal(lp, p, setting);
+    } else {
+      ++solved;
     }
-  }
+  });
   EXPECT_GE(cut, 200);
   EXPECT_GE(solved, 200);
 }
