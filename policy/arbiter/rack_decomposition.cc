@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "policy/arbiter/greedy_packing.h"
 #include "policy/arbiter/master_lp.h"
@@ -22,6 +25,10 @@ constexpr double kEnterTolerance = 1e-9;
 // A rack's program starts from the best of its patterns in the master at the reduced gains, less this margin for the
 // order in which the sums are taken.
 constexpr double kFloorMargin = 1e-9;
+// In the column generation's first kGreedyIterations, a rack whose last program kept more states than kGreedyAbove
+// (or that has run none) is priced by a greedy pattern first.
+constexpr int kGreedyIterations = 12;
+constexpr std::int64_t kGreedyAbove = 10000;
 
 // Which rack each row belongs to (-1: it links racks, or uses no rack's item) and the items of each rack that its
 // rows use, in item order.
@@ -117,6 +124,45 @@ class RackPricing {
           if (load.shift == key_shift_) move.key_units = load.units;
   }
 
+  // A pattern from one greedy pass: the bidders by their best reduced gain, each taking its best move that still fits.
+  // Its value (0: none) and rows.
+  double greedy(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows) {
+    live_.clear();
+    for (std::size_t k = 0; k < bidders_.size(); ++k)
+      if (const double most = best_gain(bidders_[k], reduced); most > kEnterTolerance) live_.push_back({most, static_cast<int>(k)});
+    std::stable_sort(live_.begin(), live_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    rows->clear();
+    std::uint64_t used = 0;
+    double value = 0;
+    for (const auto& [most, k] : live_) {
+      const Bidder& bidder = bidders_[static_cast<std::size_t>(k)];
+      const auto& gains = reduced[static_cast<std::size_t>(bidder.index)];
+      const Move* pick = nullptr;
+      std::uint64_t pick_used = 0;
+      for (const Move& m : bidder.moves) {
+        const double gain = gains[static_cast<std::size_t>(m.row)];
+        if (!(gain > kEnterTolerance) || (pick != nullptr && !(gain > gains[static_cast<std::size_t>(pick->row)]))) continue;
+        if (const std::optional<std::uint64_t> after = with_move(used, m)) {
+          pick = &m;
+          pick_used = *after;
+        }
+      }
+      if (pick == nullptr) continue;
+      used = pick_used;
+      value += gains[static_cast<std::size_t>(pick->row)];
+      rows->push_back({bidder.index, pick->row});
+    }
+    return value;
+  }
+  // An upper bound on best(): each bidder's best reduced gain, summed.
+  double loose_bound(const std::vector<std::vector<double>>& reduced) const {
+    double sum = 0;
+    for (const Bidder& bidder : bidders_) sum += best_gain(bidder, reduced);
+    return sum;
+  }
+  // The states the last call of best() kept, over its layers (the most an int64 holds before the first call).
+  std::int64_t last_states() const { return last_states_; }
+
   static constexpr double kTooLarge = -1;
   static constexpr double kStopped = -2;
   // `reduced[b][r]`: row r of bidder b's gain less its prices. Returns the best value (> 0) and its rows, or 0;
@@ -140,12 +186,7 @@ class RackPricing {
     // What the bidders from each place on can still add at most (each its best reduced gain): a state that cannot
     // reach the best value seen with it is dropped, which keeps the layers small once few gains are positive.
     most_after_.assign(active_.size() + 1, 0.0);
-    for (std::size_t k = active_.size(); k-- > 0;) {
-      double most = 0;
-      const auto& gains = reduced[static_cast<std::size_t>(bidders_[active_[k]].index)];
-      for (const Move& m : bidders_[active_[k]].moves) most = std::max(most, gains[static_cast<std::size_t>(m.row)]);
-      most_after_[k] = most_after_[k + 1] + most;
-    }
+    for (std::size_t k = active_.size(); k-- > 0;) most_after_[k] = most_after_[k + 1] + best_gain(bidders_[active_[k]], reduced);
     // after_(k, c): the most bidders [k, end) can add with c units of the key item left, each one move (exact on
     // that item alone, so at most most_after_[k]).
     const std::size_t width = static_cast<std::size_t>(key_capacity_) + 1;
@@ -172,6 +213,7 @@ class RackPricing {
       return after_[k * width + left];
     };
     double seen = floor > 0 ? floor - kFloorMargin : 0;
+    last_states_ = 0;
     layers_[0].clear();
     layers_[0].push_back({0, 0.0, 0, -1});
     for (std::size_t k = 0; k < active_.size(); ++k) {
@@ -196,24 +238,17 @@ class RackPricing {
         if (state.value + most_from(k + 1, state.used) >= seen) keep(to, {state.used, state.value, static_cast<std::uint32_t>(f), -1});
         for (const auto& [gain, m] : live_) {
           if (state.value + gain + most_after_[k + 1] < seen) break;
-          const Move& move = bidder.moves[static_cast<std::size_t>(m)];
-          std::uint64_t used = state.used;
-          bool fits = true;
-          for (const Load& load : move.loads) {
-            const auto units = static_cast<int>((used >> load.shift) & kItemMask) + load.units;
-            if (units > load.capacity) {
-              fits = false;
-              break;
-            }
-            used += static_cast<std::uint64_t>(load.units) << load.shift;
-          }
+          const std::optional<std::uint64_t> after = with_move(state.used, bidder.moves[static_cast<std::size_t>(m)]);
+          if (!after) continue;
+          const std::uint64_t used = *after;
           const double value = state.value + gain;
-          if (!fits || value + most_from(k + 1, used) < seen) continue;
+          if (value + most_from(k + 1, used) < seen) continue;
           seen = std::max(seen, value);
           keep(to, {used, value, static_cast<std::uint32_t>(f), m});
         }
       }
       if (to.size() > RackDecomposition::kMaxStates) return kTooLarge;
+      last_states_ += static_cast<std::int64_t>(to.size());
     }
     const std::vector<State>& last = layers_[active_.size()];
     if (rows != nullptr) rows->clear();
@@ -252,6 +287,22 @@ class RackPricing {
     int index;
     std::vector<Move> moves;
   };
+  // The bidder's best reduced gain, 0 where none is positive.
+  static double best_gain(const Bidder& bidder, const std::vector<std::vector<double>>& reduced) {
+    const auto& gains = reduced[static_cast<std::size_t>(bidder.index)];
+    double most = 0;
+    for (const Move& m : bidder.moves) most = std::max(most, gains[static_cast<std::size_t>(m.row)]);
+    return most;
+  }
+  // The units used after `move` on top of `used`; none where it does not fit.
+  static std::optional<std::uint64_t> with_move(std::uint64_t used, const Move& move) {
+    for (const Load& load : move.loads) {
+      if (static_cast<int>((used >> load.shift) & kItemMask) + load.units > load.capacity) return std::nullopt;
+      used += static_cast<std::uint64_t>(load.units) << load.shift;
+    }
+    return used;
+  }
+
   // A set of units used, the best value reaching it, and how: its state in the layer before and the move taken.
   struct State {
     std::uint64_t used;
@@ -286,7 +337,8 @@ class RackPricing {
   int key_shift_ = -1;  // the item of the knapsack bound (-1: none), its bit offset in a state
   int key_capacity_ = 0;
   std::vector<double> after_;  // best(): per place k and units c of that item left, (k, c) at k * (capacity + 1) + c
-  std::vector<std::pair<double, int>> live_;  // best(): the moves of the bidder at hand, (reduced gain, move)
+  std::int64_t last_states_ = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::pair<double, int>> live_;  // best() and greedy(): the moves of the bidder at hand, (reduced gain, move)
 };
 
 }  // namespace
@@ -430,15 +482,30 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
       floor = std::max(floor, value);
     }
     for (int k = 0; k < racks; ++k) {
-      const double best =
-          pricing[static_cast<std::size_t>(k)].best(reduced, &rows, deadline, floors[static_cast<std::size_t>(k)]);
+      RackPricing& rack = pricing[static_cast<std::size_t>(k)];
+      const double price = prices[static_cast<std::size_t>(bidders + items + k)];
+      // In the first kGreedyIterations, where the rack's last program was large (or none ran yet), a greedy pattern
+      // that prices out enters instead of the program's best: at the first prices, far from the master's optimum, the
+      // programs keep the most states (docs/performance.md, "Greedy patterns while the racks' programs are large").
+      // The iteration's bound then counts the rack at each bidder's best reduced gain, which is weaker but holds.
+      if (iteration < kGreedyIterations && rack.last_states() > kGreedyAbove) {
+        const double value = rack.greedy(reduced, &rows);
+        if (!rows.empty() && value > price + kEnterTolerance && value > floors[static_cast<std::size_t>(k)] + kEnterTolerance) {
+          bound += rack.loose_bound(reduced);
+          patterns_.push_back({k, rows});
+          add_column({k, rows});
+          ++added;
+          continue;
+        }
+      }
+      const double best = rack.best(reduced, &rows, deadline, floors[static_cast<std::size_t>(k)]);
       if (best == RackPricing::kStopped) {
         priced = false;
         break;
       }
       if (best < 0) return RackBound{};  // kTooLarge: the problem does not decompose within bounds
       bound += best;
-      if (!rows.empty() && best > prices[static_cast<std::size_t>(bidders + items + k)] + kEnterTolerance) {
+      if (!rows.empty() && best > price + kEnterTolerance) {
         patterns_.push_back({k, rows});
         add_column({k, rows});
         ++added;

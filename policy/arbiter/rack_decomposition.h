@@ -9,7 +9,8 @@
 // item, the one most rows load, shows that the bidders after it cannot lift it above the best value seen). The
 // master LP chooses at most one such packing (a pattern) per rack and any linking rows, each bidder at most one row,
 // every item within its capacity; patterns enter it by column generation, priced by those dynamic programs at the
-// master's duals. The master is solved by MasterLp (master_lp.h), warm from its last basis as patterns enter.
+// master's duals (in the first iterations, a rack whose program ran large is priced by a greedy pattern while one
+// prices out). The master is solved by MasterLp (master_lp.h), warm from its last basis as patterns enter.
 //
 // The bound at any prices π ≥ 0 is Σ_bidders π_b + Σ_items π_i·capacity_i + Σ_racks (the rack's best pattern
 // under the reduced gains) + Σ_linking rows max(0, reduced gain): computed here from the duals (clamped at 0), so
