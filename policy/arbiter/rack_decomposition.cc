@@ -125,11 +125,15 @@ class RackPricing {
   }
 
   // A pattern from one greedy pass: the bidders by their best reduced gain, each taking its best move that still fits.
-  // Its value (0: none) and rows.
-  double greedy(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows) {
+  // Its value (0: none) and rows, and in `loose` an upper bound on best(): each bidder's best reduced gain, summed.
+  double greedy(const std::vector<std::vector<double>>& reduced, std::vector<std::pair<int, int>>* rows, double* loose) {
     live_.clear();
-    for (std::size_t k = 0; k < bidders_.size(); ++k)
-      if (const double most = best_gain(bidders_[k], reduced); most > kEnterTolerance) live_.push_back({most, static_cast<int>(k)});
+    *loose = 0;
+    for (std::size_t k = 0; k < bidders_.size(); ++k) {
+      const double most = best_gain(bidders_[k], reduced);
+      *loose += most;
+      if (most > kEnterTolerance) live_.push_back({most, static_cast<int>(k)});
+    }
     std::stable_sort(live_.begin(), live_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     rows->clear();
     std::uint64_t used = 0;
@@ -153,12 +157,6 @@ class RackPricing {
       rows->push_back({bidder.index, pick->row});
     }
     return value;
-  }
-  // An upper bound on best(): each bidder's best reduced gain, summed.
-  double loose_bound(const std::vector<std::vector<double>>& reduced) const {
-    double sum = 0;
-    for (const Bidder& bidder : bidders_) sum += best_gain(bidder, reduced);
-    return sum;
   }
   // The states the last call of best() kept, over its layers (the most an int64 holds before the first call).
   std::int64_t last_states() const { return last_states_; }
@@ -489,9 +487,10 @@ RackBound RackDecomposition::solve(const PackingProblem& problem, int excluded, 
       // programs keep the most states (docs/performance.md, "Greedy patterns while the racks' programs are large").
       // The iteration's bound then counts the rack at each bidder's best reduced gain, which is weaker but holds.
       if (iteration < kGreedyIterations && rack.last_states() > kGreedyAbove) {
-        const double value = rack.greedy(reduced, &rows);
+        double loose = 0;
+        const double value = rack.greedy(reduced, &rows, &loose);
         if (!rows.empty() && value > price + kEnterTolerance && value > floors[static_cast<std::size_t>(k)] + kEnterTolerance) {
-          bound += rack.loose_bound(reduced);
+          bound += loose;
           patterns_.push_back({k, rows});
           add_column({k, rows});
           ++added;
