@@ -88,7 +88,7 @@ int slot_gpus = 2;
 std::string app_family = "elastic";
 
 // --dump DIR: each instance's shape problem and every solver's PF solve, as JSON, for work on solvers outside
-// this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json).
+// this program (one file per instance: DIR/BIDDERSxGPUS-INDEX.json; DIR is made where missing).
 std::string dump_dir;
 int solve_threads = 1;  // --threads: AuctionLimits::threads
 int first_instance = 0;  // --first: the index of the first generated instance
@@ -624,7 +624,13 @@ int run(int argc, char** argv) {
     } else if (flag == "--threads") {
       solve_threads = bench::positive_int("auction_bench: --threads", value);
     } else if (flag == "--dump") {
+      // Made here, so that a path that cannot be written stops the run before its auctions, not after them.
       dump_dir = value;
+      std::error_code error;
+      std::filesystem::create_directories(dump_dir, error);
+      if (error || !std::filesystem::is_directory(dump_dir))
+        throw std::invalid_argument("auction_bench: --dump " + dump_dir + ": cannot make the directory" +
+                                    (error ? ": " + error.message() : ""));
     } else if (flag == "--solvers") {
       solvers = bench::split_commas(value);
       for (const std::string& name : solvers) make_solver(name);  // rejects unknown names up front

@@ -30,12 +30,27 @@ for tool in "$@"; do
 done
 # auction_bench --first K: the generated instances from index K, each the same as in a run from 0 (its dump, the
 # solve's times aside, byte for byte, under its own index), and a --first that is not a whole number, or one with
-# --recorded, is refused.
+# --recorded, is refused. --dump makes its directory, and one it cannot make stops the run before any auction.
 if [[ " $* " == *" auction_bench "* ]]; then
-  mkdir "$work/all" "$work/one"
+  mkdir "$work/all"
   common=(--apps gangs --sizes 20x64 --budget 0 --solvers shape)
   "$bin/auction_bench" "${common[@]}" --instances 2 --dump "$work/all" > /dev/null
-  "$bin/auction_bench" "${common[@]}" --first 1 --instances 1 --dump "$work/one" > /dev/null
+  "$bin/auction_bench" "${common[@]}" --first 1 --instances 1 --dump "$work/made/one" > /dev/null
+  mv "$work/made/one" "$work/one"
+  touch "$work/file"
+  code=0
+  "$bin/auction_bench" "${common[@]}" --dump "$work/file/dir" > "$work/out" 2> "$work/err" || code=$?
+  [ "$code" -eq 2 ] && grep -q "^auction_bench: --dump $work/file/dir: cannot make the directory" "$work/err" &&
+    ! grep -q "^| 20 " "$work/out" ||
+    fail "auction_bench --dump under a file exited $code and said: $(head -c 300 "$work/err")"
+  # shape_cuts --without on a dump: a row per winner of the PF optimum, its optimum without the winner below the LP.
+  if [[ " $* " == *" shape_cuts "* ]]; then
+    "$bin/shape_cuts" "$work/all/20x64-0.json" --without --families gomory --rounds 2 > "$work/out"
+    rows=$(grep -c "^| 20x64-0.json | " "$work/out" || true)
+    [ "$rows" -gt 0 ] || fail "shape_cuts --without printed no winner: $(head -c 300 "$work/out")"
+    awk -F'|' '/^\| 20x64-0.json / { gsub(/[ %]/, "", $5); if ($5 + 0 < 0) bad = 1 } END { exit bad }' "$work/out" ||
+      fail "shape_cuts --without: an LP bound below the optimum without its winner: $(head -c 600 "$work/out")"
+  fi
   untimed() { sed -E 's/"auction":\{"shape":\{[^}]*\}\},//' "$1"; }
   if [ "$(ls "$work/one")" != "20x64-1.json" ]; then
     fail "auction_bench --first 1 --instances 1 dumped $(ls "$work/one"), not 20x64-1.json"

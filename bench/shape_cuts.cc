@@ -3,9 +3,16 @@
 //
 //   shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N]
 //   shape_cuts FILE.json... --racks
+//   shape_cuts FILE.json... --without [--families ...] [--rounds N]
 //
 // With --racks, the same for the rack decomposition (policy/arbiter/rack_decomposition.h; docs/performance.md, "Racks
 // as blocks"): its bound, whether its packing is proven optimal, the master LP solves and milliseconds it took.
+//
+// With --without, the same for the problems without each winner of the PF optimum (solved first by the `shape`
+// solver, no budget, as the auction does): per winner, its optimum W*_{-i}, the LP's bound, the bound after one round
+// and after up to N rounds of the families' cuts (all of them together) and the rack decomposition's bound, each
+// above W*_{-i}, with the share of the LP's gap closed (docs/performance.md, "Cuts at the root of the solves without
+// a winner").
 //
 // Per file and family (each alone, then all of them together): the LP bound, the bound after up to N rounds of
 // that family's cuts (each round followed by a dual simplex re-solve; it stops at a round that finds none), the
@@ -38,7 +45,9 @@
 
 #include "bench/bench_support.h"
 #include "policy/arbiter/deadline.h"
+#include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/rack_decomposition.h"
+#include "policy/arbiter/shape_solver.h"
 
 namespace {
 
@@ -63,7 +72,8 @@ std::unique_ptr<CglCutGenerator> make_generator(const std::string& family) {
                               " (gomory, twomir, knapsack, clique, oddhole, zerohalf)");
 }
 
-Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& families, int rounds) {
+// `excluded`: a bidder whose rows are fixed at 0 (-1: none).
+Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& families, int rounds, int excluded = -1) {
   const auto& groups = dump.at("groups");
   const int group_count = static_cast<int>(groups.size());
   const int bidders = static_cast<int>(dump.at("rows").size());
@@ -84,7 +94,11 @@ Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& f
       objective.push_back(-row.at("gain").get<double>());  // Osi minimises
     }
   const std::size_t n = objective.size();
-  const std::vector<double> col_lower(n, 0.0), col_upper(n, 1.0);
+  const std::vector<double> col_lower(n, 0.0);
+  std::vector<double> col_upper(n, 1.0);
+  for (std::size_t c = 0, b = 0; b < dump.at("rows").size(); ++b)
+    for (std::size_t r = 0; r < dump.at("rows")[b].size(); ++r, ++c)
+      if (static_cast<int>(b) == excluded) col_upper[c] = 0;
   std::vector<double> row_lower(static_cast<std::size_t>(bidders + group_count), 0.0), row_upper(row_lower.size(), 1.0);
   for (int g = 0; g < group_count; ++g)
     row_upper[static_cast<std::size_t>(bidders + g)] = groups[static_cast<std::size_t>(g)].at("capacity").get<double>();
@@ -149,13 +163,44 @@ themis::arbiter::PackingProblem packing_problem(const nlohmann::json& dump) {
   return problem;
 }
 
+double above(double bound, double best) { return 100 * (bound - best) / best; }
+// The share of the LP's gap a bound closes; a bound above the LP (by its tolerances) closes none.
+double closed(double lp, double bound, double best) {
+  return lp > best ? std::max(0.0, 100 * (lp - bound) / (lp - best)) : 100.0;
+}
+
+// --without: one table row per winner of the PF optimum.
+void print_without_each_winner(const std::string& name, const nlohmann::json& dump,
+                               const std::vector<std::string>& families, int rounds) {
+  const themis::arbiter::PackingProblem problem = packing_problem(dump);
+  themis::arbiter::ShapeSolver solver;
+  const themis::arbiter::PartialAllocation auction =
+      themis::arbiter::partial_allocation(problem, solver, themis::arbiter::AuctionLimits{});
+  for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
+    if (auction.pf.choice[i] < 0) continue;
+    const double best = auction.value_without[i];
+    const Bounds one = root_bounds(dump, families, 1, static_cast<int>(i));
+    const Bounds more = root_bounds(dump, families, rounds, static_cast<int>(i));
+    const themis::arbiter::RackBound racks =
+        themis::arbiter::RackDecomposition().solve(problem, static_cast<int>(i), themis::arbiter::Deadline(0));
+    std::printf("| %s | %zu | %.4f | %.2f%% | %.2f%% (%.0f%%, %.1f ms) | %.2f%% (%.0f%%, %.1f ms) | ", name.c_str(), i, best,
+                above(one.lp, best), above(one.cut, best), closed(one.lp, one.cut, best), one.ms, above(more.cut, best),
+                closed(more.lp, more.cut, best), more.ms);
+    if (racks.available)
+      std::printf("%.2f%% (%.0f%%) |\n", above(racks.bound, best), closed(one.lp, racks.bound, best));
+    else
+      std::printf("- |\n");
+  }
+}
+
 }  // namespace
 
 constexpr std::string_view kUsage =
     "usage: shape_cuts FILE.json... [--families gomory,twomir,knapsack,clique,oddhole,zerohalf] [--rounds N (10)]\n"
     "       shape_cuts FILE.json... --racks\n"
+    "       shape_cuts FILE.json... --without [--families ...] [--rounds N]\n"
     "  the share of the root LP's gap each family of cuts (or the rack decomposition) closes, on the files of\n"
-    "  auction_bench --dump DIR\n";
+    "  auction_bench --dump DIR; --without: on the problems without each winner of the PF optimum\n";
 
 int main(int argc, char** argv) {
   try {
@@ -163,10 +208,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> families = {"gomory", "twomir", "knapsack", "clique", "oddhole", "zerohalf"};
     int rounds = 10;
     bool racks = false;
+    bool without = false;
     for (int a = 1; a < argc; ++a) {
       const std::string arg = argv[a];
-      if (arg == "--racks") {
-        racks = true;
+      if (arg == "--racks" || arg == "--without") {
+        (arg == "--racks" ? racks : without) = true;
         continue;
       }
       if (arg.starts_with("-") && arg != "--families" && arg != "--rounds")
@@ -185,7 +231,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     for (const std::string& f : families) make_generator(f);  // rejects unknown names up front
-    if (racks)
+    if (racks && without) throw std::invalid_argument("shape_cuts: --racks and --without do not go together");
+    if (without)
+      std::printf("| instance | without | W*_{-i} | LP bound above it | 1 round (gap closed, ms) | rounds ≤ %d | racks (closed) |\n"
+                  "|---|---:|---:|---:|---:|---:|---:|\n", rounds);
+    else if (racks)
       std::printf("| instance | best packing | LP bound (above best) | racks: bound (above best) | gap closed | proven | master solves | ms |\n"
                   "|---|---:|---:|---:|---:|---|---:|---:|\n");
     else
@@ -207,6 +257,10 @@ int main(int argc, char** argv) {
       try {
         double best = 0;
         for (const auto& [solver, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
+        if (without) {
+          print_without_each_winner(name, dump, families, rounds);
+          continue;
+        }
         if (racks) {
           const double lp = root_bounds(dump, {}, 0).lp;
           const themis::arbiter::PackingProblem problem = packing_problem(dump);
@@ -216,16 +270,15 @@ int main(int argc, char** argv) {
           const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
           if (!got.available) throw std::invalid_argument("shape_cuts: " + path + ": does not decompose by racks");
           std::printf("| %s | %.4f | %.4f (%.2f%%) | %.4f (%.2f%%) | %.0f%% | %s | %d | %.1f |\n", name.c_str(), best, lp,
-                      100 * (lp - best) / best, got.bound, 100 * (got.bound - best) / best,
-                      lp > best ? 100 * (lp - got.bound) / (lp - best) : 0.0, got.proven ? "yes" : "no", got.iterations, ms);
+                      above(lp, best), got.bound, above(got.bound, best), closed(lp, got.bound, best),
+                      got.proven ? "yes" : "no", got.iterations, ms);
           continue;
         }
         for (const auto& set : sets) {
           const Bounds b = root_bounds(dump, set, rounds);
           const std::string label = set.size() == 1 ? set[0] : "all of them";
           std::printf("| %s | %.4f | %.4f (%.2f%%) | %s | %.4f (%.2f%%) | %.0f%% | %d | %.1f |\n", name.c_str(), best, b.lp,
-                      100 * (b.lp - best) / best, label.c_str(), b.cut, 100 * (b.cut - best) / best,
-                      b.lp > best ? 100 * (b.lp - b.cut) / (b.lp - best) : 0.0, b.cuts, b.ms);
+                      above(b.lp, best), label.c_str(), b.cut, above(b.cut, best), closed(b.lp, b.cut, best), b.cuts, b.ms);
         }
       } catch (const nlohmann::json::exception& e) {
         throw std::invalid_argument("shape_cuts: " + path + ": not a dump of auction_bench --dump: " + e.what());
