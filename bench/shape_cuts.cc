@@ -26,8 +26,6 @@
 #include <CglOddHole.hpp>
 #include <CglTwomir.hpp>
 #include <CglZeroHalf.hpp>
-#include <CoinPackedMatrix.hpp>
-#include <CoinPackedVector.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <OsiCuts.hpp>
 
@@ -44,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_support.h"
+#include "policy/arbiter/coin_matrix.h"
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/partial_allocation.h"
 #include "policy/arbiter/rack_decomposition.h"
@@ -70,61 +69,6 @@ std::unique_ptr<CglCutGenerator> make_generator(const std::string& family) {
   if (family == "zerohalf") return std::make_unique<CglZeroHalf>();
   throw std::invalid_argument("shape_cuts: unknown family '" + family + "'" +
                               " (gomory, twomir, knapsack, clique, oddhole, zerohalf)");
-}
-
-// `excluded`: a bidder whose rows are fixed at 0 (-1: none).
-Bounds root_bounds(const nlohmann::json& dump, const std::vector<std::string>& families, int rounds, int excluded = -1) {
-  const auto& groups = dump.at("groups");
-  const int group_count = static_cast<int>(groups.size());
-  const int bidders = static_cast<int>(dump.at("rows").size());
-  std::vector<int> parent;
-  for (const auto& g : groups) parent.push_back(g.at("parent").get<int>());
-  CoinPackedMatrix matrix(true, 0, 0);
-  matrix.setDimensions(bidders + group_count, 0);
-  std::vector<double> objective;
-  for (int b = 0; b < bidders; ++b)
-    for (const auto& row : dump.at("rows")[static_cast<std::size_t>(b)]) {
-      std::map<int, double> units;
-      for (const auto& ask : row.at("asks"))
-        for (int g = ask[0].get<int>(); g >= 0; g = parent[static_cast<std::size_t>(g)]) units[g] += ask[1].get<double>();
-      CoinPackedVector column;
-      column.insert(b, 1.0);
-      for (const auto& [g, u] : units) column.insert(bidders + g, u);
-      matrix.appendCol(column);
-      objective.push_back(-row.at("gain").get<double>());  // Osi minimises
-    }
-  const std::size_t n = objective.size();
-  const std::vector<double> col_lower(n, 0.0);
-  std::vector<double> col_upper(n, 1.0);
-  for (std::size_t c = 0, b = 0; b < dump.at("rows").size(); ++b)
-    for (std::size_t r = 0; r < dump.at("rows")[b].size(); ++r, ++c)
-      if (static_cast<int>(b) == excluded) col_upper[c] = 0;
-  std::vector<double> row_lower(static_cast<std::size_t>(bidders + group_count), 0.0), row_upper(row_lower.size(), 1.0);
-  for (int g = 0; g < group_count; ++g)
-    row_upper[static_cast<std::size_t>(bidders + g)] = groups[static_cast<std::size_t>(g)].at("capacity").get<double>();
-  OsiClpSolverInterface lp;
-  lp.messageHandler()->setLogLevel(0);
-  lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(), row_upper.data());
-  for (std::size_t c = 0; c < n; ++c) lp.setInteger(static_cast<int>(c));
-  lp.initialSolve();
-  if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the root LP was not solved");
-  Bounds out;
-  out.lp = -lp.getObjValue();
-  std::vector<std::unique_ptr<CglCutGenerator>> generators;
-  for (const std::string& f : families) generators.push_back(make_generator(f));
-  const auto start = std::chrono::steady_clock::now();
-  for (int round = 0; round < rounds; ++round) {
-    OsiCuts cuts;
-    for (auto& g : generators) g->generateCuts(lp, cuts);
-    if (cuts.sizeRowCuts() == 0) break;
-    out.cuts += cuts.sizeRowCuts();
-    lp.applyCuts(cuts);
-    lp.resolve();
-    if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the LP with cuts was not solved");
-  }
-  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  out.cut = -lp.getObjValue();
-  return out;
 }
 
 // The dump's shape problem as the arbiter builds it: every group an item with its capacity, in the rack of its level-3
@@ -163,6 +107,37 @@ themis::arbiter::PackingProblem packing_problem(const nlohmann::json& dump) {
   return problem;
 }
 
+// `excluded`: a bidder whose rows are fixed at 0 (-1: none).
+Bounds root_bounds(const themis::arbiter::PackingProblem& problem, const std::vector<std::string>& families, int rounds,
+                   int excluded = -1) {
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  const std::vector<themis::arbiter::PackingColumn> columns =
+      themis::arbiter::load_packing_lp(lp, problem, [](int, int) { return true; });
+  if (columns.empty()) throw std::runtime_error("shape_cuts: the problem has no rows");
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    if (columns[c].bidder == excluded) lp.setColUpper(static_cast<int>(c), 0.0);
+  lp.initialSolve();
+  if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the root LP was not solved");
+  Bounds out;
+  out.lp = -lp.getObjValue();
+  std::vector<std::unique_ptr<CglCutGenerator>> generators;
+  for (const std::string& f : families) generators.push_back(make_generator(f));
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    OsiCuts cuts;
+    for (auto& g : generators) g->generateCuts(lp, cuts);
+    if (cuts.sizeRowCuts() == 0) break;
+    out.cuts += cuts.sizeRowCuts();
+    lp.applyCuts(cuts);
+    lp.resolve();
+    if (!lp.isProvenOptimal()) throw std::runtime_error("shape_cuts: the LP with cuts was not solved");
+  }
+  out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.cut = -lp.getObjValue();
+  return out;
+}
+
 double above(double bound, double best) { return 100 * (bound - best) / best; }
 // The share of the LP's gap a bound closes; a bound above the LP (by its tolerances) closes none.
 double closed(double lp, double bound, double best) {
@@ -170,17 +145,16 @@ double closed(double lp, double bound, double best) {
 }
 
 // --without: one table row per winner of the PF optimum.
-void print_without_each_winner(const std::string& name, const nlohmann::json& dump,
+void print_without_each_winner(const std::string& name, const themis::arbiter::PackingProblem& problem,
                                const std::vector<std::string>& families, int rounds) {
-  const themis::arbiter::PackingProblem problem = packing_problem(dump);
   themis::arbiter::ShapeSolver solver;
   const themis::arbiter::PartialAllocation auction =
       themis::arbiter::partial_allocation(problem, solver, themis::arbiter::AuctionLimits{});
   for (std::size_t i = 0; i < problem.bidders.size(); ++i) {
     if (auction.pf.choice[i] < 0) continue;
     const double best = auction.value_without[i];
-    const Bounds one = root_bounds(dump, families, 1, static_cast<int>(i));
-    const Bounds more = root_bounds(dump, families, rounds, static_cast<int>(i));
+    const Bounds one = root_bounds(problem, families, 1, static_cast<int>(i));
+    const Bounds more = root_bounds(problem, families, rounds, static_cast<int>(i));
     const themis::arbiter::RackBound racks =
         themis::arbiter::RackDecomposition().solve(problem, static_cast<int>(i), themis::arbiter::Deadline(0));
     std::printf("| %s | %zu | %.4f | %.2f%% | %.2f%% (%.0f%%, %.1f ms) | %.2f%% (%.0f%%, %.1f ms) | ", name.c_str(), i, best,
@@ -257,13 +231,13 @@ int main(int argc, char** argv) {
       try {
         double best = 0;
         for (const auto& [solver, pf] : dump.at("pf").items()) best = std::max(best, pf.at("value").get<double>());
+        const themis::arbiter::PackingProblem problem = packing_problem(dump);
         if (without) {
-          print_without_each_winner(name, dump, families, rounds);
+          print_without_each_winner(name, problem, families, rounds);
           continue;
         }
         if (racks) {
-          const double lp = root_bounds(dump, {}, 0).lp;
-          const themis::arbiter::PackingProblem problem = packing_problem(dump);
+          const double lp = root_bounds(problem, {}, 0).lp;
           const auto start = std::chrono::steady_clock::now();
           const themis::arbiter::RackBound got =
               themis::arbiter::RackDecomposition().solve(problem, -1, themis::arbiter::Deadline(0));
@@ -275,7 +249,7 @@ int main(int argc, char** argv) {
           continue;
         }
         for (const auto& set : sets) {
-          const Bounds b = root_bounds(dump, set, rounds);
+          const Bounds b = root_bounds(problem, set, rounds);
           const std::string label = set.size() == 1 ? set[0] : "all of them";
           std::printf("| %s | %.4f | %.4f (%.2f%%) | %s | %.4f (%.2f%%) | %.0f%% | %d | %.1f |\n", name.c_str(), best, b.lp,
                       above(b.lp, best), label.c_str(), b.cut, above(b.cut, best), closed(b.lp, b.cut, best), b.cuts, b.ms);

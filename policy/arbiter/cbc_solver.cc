@@ -2,7 +2,6 @@
 
 #include <CbcModel.hpp>
 #include <CoinMessageHandler.hpp>
-#include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 #include <algorithm>
 #include <cmath>
@@ -17,25 +16,12 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
   PackingSolution solution;
   solution.choice.assign(problem.bidders.size(), -1);
 
-  struct Column {
-    int bidder;
-    int row;
-  };
-  std::vector<Column> columns;
-  const int bidder_rows = static_cast<int>(problem.bidders.size());
   const auto kept = [&](int b, int r) {
     return b != excluded && problem.bidders[static_cast<std::size_t>(b)].rows[static_cast<std::size_t>(r)].gain > 0;
   };
-  const CoinPackedMatrix matrix = packing_columns(problem, kept);
-  std::vector<double> objective;
-  for (int b = 0; b < bidder_rows; ++b) {
-    const auto& rows = problem.bidders[static_cast<std::size_t>(b)].rows;
-    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
-      if (!kept(b, r)) continue;
-      objective.push_back(-rows[static_cast<std::size_t>(r)].gain);  // CBC minimises
-      columns.push_back({b, r});
-    }
-  }
+  OsiClpSolverInterface lp;
+  lp.messageHandler()->setLogLevel(0);
+  const std::vector<PackingColumn> columns = load_packing_lp(lp, problem, kept);
 
   PackingChoice start = greedy_packing(problem, excluded);
   if (hints.warm_start != nullptr && packing_feasible(problem, *hints.warm_start, excluded) &&
@@ -46,18 +32,7 @@ PackingSolution CbcSolver::solve(const PackingProblem& problem, int excluded, co
     solution.proven_optimal = true;
     return solution;
   }
-
   const auto n = columns.size();
-  std::vector<double> col_lower(n, 0.0), col_upper(n, 1.0);
-  std::vector<double> row_lower(static_cast<std::size_t>(bidder_rows + problem.item_count), 0.0);
-  std::vector<double> row_upper(row_lower.size(), 1.0);
-  for (int item = 0; item < problem.item_count; ++item)
-    row_upper[static_cast<std::size_t>(bidder_rows + item)] = problem.capacity(item);
-  OsiClpSolverInterface lp;
-  lp.messageHandler()->setLogLevel(0);
-  lp.loadProblem(matrix, col_lower.data(), col_upper.data(), objective.data(), row_lower.data(),
-                 row_upper.data());
-  for (std::size_t c = 0; c < n; ++c) lp.setInteger(static_cast<int>(c));
 
   CbcModel model(lp);
   model.setLogLevel(0);

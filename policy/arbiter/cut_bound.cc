@@ -64,26 +64,16 @@ double bound_at_duals(const OsiClpSolverInterface& solver, const std::vector<int
 CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int rounds) {
   CutBound out;
   const int bidders = static_cast<int>(problem.bidders.size());
-  const CoinPackedMatrix matrix = packing_columns(problem, [](int, int) { return true; });
-  std::vector<double> cost;  // −gain: Osi minimises
-  std::vector<int> first_column;
-  for (const PackingBidder& bidder : problem.bidders) {
-    first_column.push_back(static_cast<int>(cost.size()));
-    for (const PackingRow& row : bidder.rows) cost.push_back(-row.gain);
-  }
-  first_column.push_back(static_cast<int>(cost.size()));
-  if (cost.empty()) {
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(0);
+  const std::vector<PackingColumn> columns = load_packing_lp(solver, problem, [](int, int) { return true; });
+  if (columns.empty()) {
     out.bound = 0;
     return out;
   }
-  const std::vector<double> column_lower(cost.size(), 0.0), column_upper(cost.size(), 1.0);
-  std::vector<double> row_lower(static_cast<std::size_t>(bidders + problem.item_count), 0.0);
-  std::vector<double> row_upper(row_lower.size(), 1.0);  // each bidder at most one row
-  for (int i = 0; i < problem.item_count; ++i) row_upper[static_cast<std::size_t>(bidders + i)] = problem.capacity(i);
-  OsiClpSolverInterface solver;
-  solver.messageHandler()->setLogLevel(0);
-  solver.loadProblem(matrix, column_lower.data(), column_upper.data(), cost.data(), row_lower.data(), row_upper.data());
-  for (std::size_t c = 0; c < cost.size(); ++c) solver.setInteger(static_cast<int>(c));
+  std::vector<int> first_column(static_cast<std::size_t>(bidders) + 1, 0);  // per bidder its first column, and the end
+  for (const PackingColumn& c : columns) ++first_column[static_cast<std::size_t>(c.bidder) + 1];
+  for (std::size_t b = 1; b < first_column.size(); ++b) first_column[b] += first_column[b - 1];
   // CLP stops at the deadline too (its limit counts from each solve's start): at 200 bidders one solve can take longer
   // than the whole share.
   auto time_left = [&] { solver.getModelPtr()->setMaximumWallSeconds(deadline.enabled() ? deadline.budget_left() : -1); };
