@@ -1,10 +1,9 @@
 #pragma once
 // A packing problem's LP matrix for Coin (CLP, CBC), and the LP loaded with it: a column per row kept, with 1 in its
 // bidder's constraint and its units in its items' (the bidders' constraints first, then the items'; a repeated item is
-// one coefficient). Built in
-// one go: CoinPackedMatrix::appendCol copies the matrix whole for every column, quadratic in the columns (at 200
-// bidders and 4,300 rows most of the first 100 ms of a cut bound), and a matrix given room ahead (`reserve`) made
-// CBC's nodes 1.7× slower (docs/performance.md, "Time budgets that hold").
+// one coefficient). Built in one go: CoinPackedMatrix::appendCol copies the matrix whole for every column, quadratic in
+// the columns (at 200 bidders and 4,300 rows most of the first 100 ms of a cut bound), and a matrix given room ahead
+// (`reserve`) made CBC's nodes 1.7× slower (docs/performance.md, "Time budgets that hold").
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
