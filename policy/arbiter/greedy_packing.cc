@@ -95,8 +95,9 @@ namespace {
 
 // improve_packing on a capacitated problem: a bidder takes a better row, the holders with the least gain of each item
 // it lacks make room and re-pick the best rows that still fit, kept where the sum gains.
-PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, PackingChoice choice) {
+PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, PackingChoice choice, const Deadline& deadline) {
   choice = upgrade_packing(problem, excluded, std::move(choice));
+  if (deadline.passed()) return choice;  // not worth the passes' setup (the rows' loads flat, the items' holders)
   const auto n = problem.bidders.size();
   const auto items = static_cast<std::size_t>(problem.item_count);
   // Each row's units per item (a row lists an item once per unit), flat: row r of bidder b has the loads
@@ -155,7 +156,7 @@ PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, P
   std::vector<char> is_evicted(n, 0);
   for (int pass = 0; pass < 4; ++pass) {
     bool improved = false;
-    for (std::size_t bi = 0; bi < n; ++bi) {
+    for (std::size_t bi = 0; bi < n && !deadline.passed(); ++bi) {
       const int b = static_cast<int>(bi);
       if (b == excluded) continue;
       const auto& rows = problem.bidders[bi].rows;
@@ -219,9 +220,9 @@ PackingChoice improve_capacitated(const PackingProblem& problem, int excluded, P
 
 }  // namespace
 
-PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice) {
+PackingChoice improve_packing(const PackingProblem& problem, int excluded, PackingChoice choice, const Deadline& deadline) {
   if (!packing_feasible(problem, choice, excluded)) return choice;
-  if (problem.capacitated()) return improve_capacitated(problem, excluded, std::move(choice));
+  if (problem.capacitated()) return improve_capacitated(problem, excluded, std::move(choice), deadline);
   const auto n = problem.bidders.size();
   std::vector<int> holder(static_cast<std::size_t>(problem.item_count), -1);  // item -> bidder using it
   auto place = [&](int b, int row, int who) {
@@ -252,7 +253,7 @@ PackingChoice improve_packing(const PackingProblem& problem, int excluded, Packi
   std::vector<int> evicted, old_rows;
   for (int pass = 0; pass < 4; ++pass) {
     bool improved = false;
-    for (std::size_t bi = 0; bi < n; ++bi) {
+    for (std::size_t bi = 0; bi < n && !deadline.passed(); ++bi) {
       const int b = static_cast<int>(bi);
       if (b == excluded) continue;
       // Plain move: a better row on free GPUs.

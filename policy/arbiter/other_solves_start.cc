@@ -8,7 +8,8 @@
 namespace themis::arbiter {
 
 std::optional<PackingChoice> start_from_other_solves(const PackingProblem& problem, int excluded,
-                                                     std::span<const OtherSolve> others, double floor) {
+                                                     std::span<const OtherSolve> others, double floor,
+                                                     const Deadline& deadline) {
   const auto bidders = problem.bidders.size();
   std::vector<int> left(static_cast<std::size_t>(problem.item_count));
   double best = floor + kImprovementTolerance;
@@ -42,7 +43,7 @@ std::optional<PackingChoice> start_from_other_solves(const PackingProblem& probl
   PackingChoice start = *pick->choice;
   if (excluded >= 0 && static_cast<std::size_t>(excluded) < bidders) start[static_cast<std::size_t>(excluded)] = -1;
   start[static_cast<std::size_t>(pick->excluded)] = pick_row;
-  start = improve_packing(problem, excluded, std::move(start));
+  start = improve_packing(problem, excluded, std::move(start), deadline);
   if (!(packing_value(problem, start) > floor + kImprovementTolerance)) return std::nullopt;
   return start;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "policy/arbiter/deadline.h"
 #include "policy/arbiter/packing_problem.h"
 
 namespace themis::arbiter {
@@ -19,8 +20,9 @@ struct OtherSolve {
 };
 
 // A feasible choice without `excluded` worth more than `floor` + kImprovementTolerance, made from one of `others` as
-// above, or nothing.
+// above, or nothing. Its local search stops at `deadline` (improve_packing).
 std::optional<PackingChoice> start_from_other_solves(const PackingProblem& problem, int excluded,
-                                                     std::span<const OtherSolve> others, double floor);
+                                                     std::span<const OtherSolve> others, double floor,
+                                                     const Deadline& deadline = Deadline(0));
 
 }  // namespace themis::arbiter

@@ -62,6 +62,20 @@ void take_from(std::atomic<std::size_t>& next, std::size_t count, const Deadline
   }
 }
 
+// Lowers `least` to `value` where that is less (raises `most` where more), whichever thread stores first.
+void lower_to(std::atomic<double>& least, double value) {
+  double now = least.load();
+  while (value < now && !least.compare_exchange_weak(now, value)) {
+    // `now` holds what another thread stored: try again while `value` is still the lesser
+  }
+}
+void raise_to(std::atomic<double>& most, double value) {
+  double now = most.load();
+  while (value > now && !most.compare_exchange_weak(now, value)) {
+    // as above
+  }
+}
+
 // `work` on this thread and on threads − 1 helpers, back when all are done.
 template <class Work>
 void run_on_threads(std::size_t threads, Work& work) {
@@ -184,18 +198,20 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // one, 0.2 ms each, so the threads of the solves take them, and the greedy's orders are sorted once for all of them
   // (docs/performance.md, "Time budgets that hold"). So does a winner whose share of the time left is less than the
   // least any solve so far overran its own: at 200 bidders a solve's start (its refill improved, the PF memory and LP
-  // copied, its root's steps) takes 5-13 ms, and solves given a fraction of a millisecond each spent it all past the
+  // copied, its root's steps) took 5-13 ms, and solves given a fraction of a millisecond each spent it all past the
   // deadline for no node that mattered.
   std::once_flag greedy_sorted;
   std::optional<GreedyOrders> greedy_orders;
+  const auto greedy_without = [&](std::size_t i) {
+    std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
+    return greedy_orders->packing(static_cast<int>(i));
+  };
   std::atomic<double> stand_ins_seconds{0};  // the stand-ins' time so far, and how many
   std::atomic<int> stand_ins{0};
   auto stand_in = [&](std::size_t k) {
     const double left_before = deadline.remaining();
     const auto i = static_cast<std::size_t>(winners[k]);
-    std::call_once(greedy_sorted, [&] { greedy_orders.emplace(problem); });
-    without[k].stand_in = std::max(packing_value(problem, greedy_orders->packing(static_cast<int>(i))),
-                                   packing_value(problem, pf_less(i)));
+    without[k].stand_in = std::max(packing_value(problem, greedy_without(i)), packing_value(problem, pf_less(i)));
     if (deadline.enabled()) {
       stand_ins_seconds.fetch_add(left_before - deadline.remaining());
       ++stand_ins;
@@ -210,6 +226,14 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   };
   if (deadline.enabled() && side_by_side && winners.size() > 1) stand_in(winners.size() - 1);
   std::atomic<double> least_overrun{std::numeric_limits<double>::infinity()};  // +inf: no solve has ended yet
+  // The solves aim to end before the deadline by what the turns in flight at their end may take past it and what follows
+  // them, each measured in this auction: the most a solve has overrun its share so far, a stand-in (none is interrupted;
+  // the first, which sorts the greedy's orders, is the longest) and releasing the solves' memory after the c_i below,
+  // which took about as long as that stand-in at 200 bidders (0.5-0.9 ms against 0.5-0.9 ms on 0.1 s, when the turns
+  // aimed at the deadline itself and the auctions ended 1-5 ms past it: docs/performance.md, "Budgets that end on time").
+  std::atomic<double> most_overrun{0};
+  const double first_stand_in = stand_ins_seconds.load();
+  const auto end_reserve = [&] { return most_overrun.load() + 2 * first_stand_in; };
   // The solves are taken in order from one counter by whichever thread is free, so a long solve does not hold
   // up the ones behind it. Helpers start once the solves have searched `threads_from_nodes` nodes (the PF
   // solve's, then those the calling thread finished one by one), so auctions that stay small never pay for a
@@ -221,7 +245,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     SolveLimits each{0, limits.max_nodes_per_solve};
     double share = 0;
     if (deadline.enabled()) {
-      const double for_solves = deadline.remaining() - stand_ins_after(k, running);
+      const double for_solves = deadline.remaining() - end_reserve() - stand_ins_after(k, running);
       share = time_share(for_solves, winners.size() - k, running);
       const double least = least_overrun.load();
       if (for_solves <= 0 || (std::isfinite(least) && share < least)) {
@@ -242,7 +266,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     std::unique_ptr<SolverMemory>& memory = side_by_side ? own_memory : chained_memory;
     // The solve's share counts from its turn: what its start takes (the refill, the memory's copy, the local search
     // below; at 200 bidders 1-7 ms) is spent.
-    const auto share_left = [&] { return std::max(1e-6, share - (left_at_start - deadline.remaining())); };
+    const auto share_unspent = [&] { return share - (left_at_start - deadline.remaining()); };
+    const auto share_left = [&] { return std::max(1e-6, share_unspent()); };
     if (deadline.enabled()) each.max_seconds = share_left();
     if (displacement && displacement->check(static_cast<int>(i), packing_value(problem, without_i), each.max_seconds).settled) {
       without[k].ran = true;
@@ -257,31 +282,43 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     // (AuctionLimits::improved_starts_from_nodes), or from a packing another solve without a winner ended with where
     // that is better (other_solves_start.h).
     if (side_by_side && (!out.pf.proven_optimal || out.pf.nodes >= limits.improved_starts_from_nodes)) {
-      without_i = improve_packing(problem, static_cast<int>(i), std::move(without_i));
-      if (share_ends) {
+      // Their local searches stop where the share does.
+      const auto share_deadline = [&] { return Deadline(deadline.enabled() ? share_left() : 0); };
+      without_i = improve_packing(problem, static_cast<int>(i), std::move(without_i), share_deadline());
+      if (share_ends && (!deadline.enabled() || share_unspent() > 0)) {
         std::vector<OtherSolve> others;
         for (std::size_t other = 0; other < winners.size(); ++other)
           if (ended_ready[other].load(std::memory_order_acquire)) others.push_back({winners[other], &ended[other]});
-        if (std::optional<PackingChoice> better =
-                start_from_other_solves(problem, static_cast<int>(i), others, packing_value(problem, without_i)))
+        if (std::optional<PackingChoice> better = start_from_other_solves(
+                problem, static_cast<int>(i), others, packing_value(problem, without_i), share_deadline()))
           without_i = std::move(*better);
       }
       if (deadline.enabled()) each.max_seconds = share_left();
     }
     // Where the small searches gave up on the PF solve, they would give up on the solves without one of its
     // winners as well, after as many nodes each: those go to the solver at once.
-    without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
-                       side_by_side ? 0 : limits.small_search_nodes);
+    if (deadline.enabled() && share_unspent() <= 0) {
+      // Its start took its share (at 200 bidders the refill improved takes up to 2 ms): the start stands, or the greedy
+      // packing where better (a solve that ran is worth at least its stand-in), unproven; its gap is bounded by the PF
+      // solve's bounds without i (pf_bound_without).
+      PackingChoice greedy = greedy_without(i);
+      if (packing_value(problem, greedy) > packing_value(problem, without_i)) without_i = std::move(greedy);
+      without[k].ran = true;
+      without[k].solution.value = packing_value(problem, without_i);
+      without[k].solution.choice = std::move(without_i);
+      without[k].solution.bound = std::numeric_limits<double>::infinity();
+    } else {
+      without[k] = solve(problem, static_cast<int>(i), &without_i, solver, each, SolveHints{&without_i, &prices, &memory},
+                         side_by_side ? 0 : limits.small_search_nodes);
+    }
     if (share_ends && without[k].solution.choice.size() == problem.bidders.size()) {
       ended[k] = without[k].solution.choice;
       ended_ready[k].store(true, std::memory_order_release);
     }
     if (deadline.enabled()) {
-      const double overrun = std::max(0.0, left_at_start - deadline.remaining() - share);
-      double least = least_overrun.load();
-      while (overrun < least && !least_overrun.compare_exchange_weak(least, overrun)) {
-        // `least` now holds the value another thread stored: try again while this overrun is still the lesser
-      }
+      const double overrun = std::max(0.0, -share_unspent());
+      lower_to(least_overrun, overrun);
+      raise_to(most_overrun, overrun);
     }
     if (k < stopped.size() && !without[k].solution.proven_optimal) {
       stopped[k].prices = std::move(own_prices);
@@ -318,15 +355,29 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   const bool every_turn = std::all_of(without.begin(), without.end(), [](const Solved& solved) { return solved.ran; });
   for (std::size_t k = 0; k < stopped.size() && every_turn; ++k)
     if (!without[k].solution.proven_optimal) again.push_back(k);
-  if (!again.empty() && !deadline.passed()) {
+  if (!again.empty() && deadline.remaining() > end_reserve()) {
     const std::size_t threads = std::min(most_threads, again.size());
     std::atomic<std::size_t> next_again{0};
     auto solve_again = [&](std::size_t a) {
       const std::size_t k = again[a];
-      const SolveLimits each{time_share(deadline.remaining(), again.size() - a, threads), limits.max_nodes_per_solve};
+      // A solve whose share is less than the most a turn of the first round overran keeps its first round's result: at
+      // 200 bidders the solves the budget stopped got shares of 0.3 ms here, and each took 0.4-1.4 ms for a node or
+      // none. Its share counts from here, the copy of the PF solve's memory included, and its overrun counts as well.
+      // Each turn releases the solve's memory, which nothing reads after it, within its share: the memories kept for
+      // this round took a millisecond to release after it at 20 bidders on 0.1 s.
+      const double for_solves = deadline.remaining() - end_reserve();
+      const double share = time_share(for_solves, again.size() - a, threads);
+      if (for_solves <= 0 || share < most_overrun.load()) {
+        stopped[k] = Stopped{};
+        return;
+      }
+      const double left_at_start = deadline.remaining();
       PackingChoice start = without[k].solution.choice;
       if (!stopped[k].memory && pf_memory) stopped[k].memory = pf_memory->clone();
+      const SolveLimits each{std::max(1e-6, share - (left_at_start - deadline.remaining())), limits.max_nodes_per_solve};
       PackingSolution more = solver.solve(problem, winners[k], each, SolveHints{&start, &stopped[k].prices, &stopped[k].memory});
+      stopped[k] = Stopped{};
+      raise_to(most_overrun, std::max(0.0, left_at_start - deadline.remaining() - share));
       const PackingSolution& before = without[k].solution;
       more.nodes += before.nodes;
       more.bound = std::min(more.bound, before.bound);
@@ -337,7 +388,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       more.proven_optimal = more.proven_optimal || more.value >= more.bound - kImprovementTolerance;
       without[k].solution = std::move(more);
     };
-    auto keep_first = [](std::size_t) {};  // a solve the deadline stops here keeps its first round's result
+    auto keep_first = [&](std::size_t a) { stopped[again[a]] = Stopped{}; };  // so does one the deadline stops
     auto take_again = [&] { take_from(next_again, again.size(), deadline, solve_again, keep_first); };
     run_on_threads(threads, take_again);
     out.threads = std::max(out.threads, static_cast<int>(threads));

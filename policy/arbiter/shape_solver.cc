@@ -305,7 +305,7 @@ class Search {
     for (int i = 0; i < problem_.item_count; ++i) usable_[static_cast<std::size_t>(i)] = problem_.capacity(i);
     const bool solved = lp_solve();
     usable_ = usable;
-    if (solved) offer_incumbent(improve_packing(problem_, excluded_, round_lp()));
+    if (solved) offer_incumbent(improve_packing(problem_, excluded_, round_lp(), deadline_));
     return solved ? lagrangian_bound(problem_, excluded_, lp_prices_) : std::numeric_limits<double>::infinity();
   }
 
@@ -401,6 +401,8 @@ class Search {
     return false;
   }
 
+  const Deadline& deadline() const { return deadline_; }
+  bool out_of_time() const { return deadline_.passed(); }
   const PackingChoice& best_choice() const { return best_choice_; }
   double best_value() const { return best_value_; }
   std::int64_t nodes() const { return nodes_; }
@@ -519,7 +521,10 @@ class Search {
       lp_nodes_ = std::isinf(lp_worth_) ? lp_worth_ < 0
                                         : root_steps_bound_ - lp_root_ >= lp_worth_ * (root_steps_bound_ - best_value_);
       if (racks_) try_racks();
-      if (aborted_) return kStopped;
+      if (aborted_ || deadline_.passed()) {  // the root's LP and racks may end at the deadline
+        aborted_ = true;
+        return kStopped;
+      }
       // Where the decomposition lies well below the LP, its table bounds the nodes for a lookup per rack where an LP
       // solve costs 50-100 nodes and prunes what the table already does: the nodes keep the steps and the table
       // (docs/performance.md, "The table instead of LP solves at the nodes").
@@ -746,16 +751,30 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
   if (started) search.offer_incumbent(*hints.warm_start);
   PackingChoice greedy = greedy_packing(problem, excluded);
   search.offer_incumbent(greedy);
-  if (!started) search.offer_incumbent(improve_packing(problem, excluded, std::move(greedy)));
+  if (!started) search.offer_incumbent(improve_packing(problem, excluded, std::move(greedy), search.deadline()));
 
   std::vector<double> local_prices;
   std::vector<double>& prices = hints.item_prices != nullptr ? *hints.item_prices : local_prices;
   const bool warm = prices.size() == search.item_count();
   if (!warm) prices.assign(search.item_count(), 0.0);
+  // A solve handed a start that runs out of time before its search reports the best packing so far, bounded at the
+  // prices it has: at 200 bidders the greedy packing and the root's steps take 0.4-1 ms each and the first 16 nodes
+  // about 1.5 ms, and a solve without a winner given the end of a budget ran them all past its share. A solve without
+  // a start (the PF solve) searches its first 16 nodes.
+  const auto stopped_before_search = [&](double bound) {
+    PackingSolution solution;
+    solution.choice = search.best_choice();
+    solution.value = packing_value(problem, solution.choice);
+    solution.bound = std::max(solution.value, bound);
+    solution.nodes = search.nodes();
+    return solution;
+  };
+  if (started && search.out_of_time()) return stopped_before_search(lagrangian_bound(problem, excluded, prices));
   std::vector<double> lambda = prices;
   search.prepare_root();
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
+  if (started && search.out_of_time()) return stopped_before_search(root_bound);
   search.set_root_steps_bound(root_bound);
   const bool complete = search.run(std::move(lambda), node_steps_, lp_from_nodes_, lp_worth_, racks_);
 

@@ -27,10 +27,10 @@ struct RowLess {
 
 void SubproblemBounds::use_for(const PackingProblem* problem, const std::vector<SearchBidder>& bidders,
                                std::size_t items) {
-  if (problem_ == problem && relevant_.size() == bidders.size() + 1) return;
+  if (problem_ == problem && keys_ && keys_->relevant_from.size() == bidders.size() + 2) return;
   problem_ = problem;
   const std::size_t n = bidders.size();
-  relevant_.assign(n + 1, {});
+  std::vector<std::vector<ItemLoad>> relevant(n + 1);
   std::vector<int> most(items, 0), own(items, 0);
   for (std::size_t d = n; d-- > 0;) {
     std::fill(own.begin(), own.end(), 0);
@@ -39,18 +39,34 @@ void SubproblemBounds::use_for(const PackingProblem* problem, const std::vector<
         own[static_cast<std::size_t>(l.item)] = std::max(own[static_cast<std::size_t>(l.item)], l.units);
     for (std::size_t i = 0; i < items; ++i) most[i] += own[i];
     for (std::size_t i = 0; i < items; ++i)
-      if (most[i] > 0) relevant_[d].push_back({static_cast<int>(i), most[i]});
+      if (most[i] > 0) relevant[d].push_back({static_cast<int>(i), most[i]});
   }
-  find_interchangeable(bidders, items);
+  const std::vector<std::vector<std::vector<int>>> interchangeable = find_interchangeable(bidders, items, relevant);
+  auto keys = std::make_shared<KeyLayout>();
+  keys->relevant_from.push_back(0);
+  keys->classes_from.push_back(0);
+  keys->members_from.push_back(0);
+  for (std::size_t d = 0; d <= n; ++d) {
+    keys->relevant.insert(keys->relevant.end(), relevant[d].begin(), relevant[d].end());
+    keys->relevant_from.push_back(keys->relevant.size());
+    for (const std::vector<int>& members : interchangeable[d]) {
+      keys->members.insert(keys->members.end(), members.begin(), members.end());
+      keys->members_from.push_back(keys->members.size());
+    }
+    keys->classes_from.push_back(keys->members_from.size() - 1);
+  }
+  keys_ = std::move(keys);
   own_ = Table{};
   shared_.reset();
 }
 
 void SubproblemBounds::make_key(std::size_t position, const std::vector<int>& residual, Key& key) const {
+  const KeyLayout& keys = *keys_;
   key.words.clear();
-  for (const ItemLoad& r : relevant_[position])
-    key.words.push_back(std::min(residual[static_cast<std::size_t>(r.item)], r.units));
-  for (const std::vector<int>& members : interchangeable_[position]) {
+  for (std::size_t r = keys.relevant_from[position]; r < keys.relevant_from[position + 1]; ++r)
+    key.words.push_back(std::min(residual[static_cast<std::size_t>(keys.relevant[r].item)], keys.relevant[r].units));
+  for (std::size_t c = keys.classes_from[position]; c < keys.classes_from[position + 1]; ++c) {
+    const std::span<const int> members(keys.members.data() + keys.members_from[c], keys.members_from[c + 1] - keys.members_from[c]);
     std::vector<int>& values = key.scratch;
     values.clear();
     for (const int k : members) values.push_back(key.words[static_cast<std::size_t>(k)]);
@@ -91,9 +107,10 @@ void SubproblemBounds::share() {
 // bidder is one for all of them; two swaps sharing an item make the third). Each position's classes refine the
 // next position's by one bidder: the items it draws from part from those it does not, and among those it
 // draws from, two stay together when the swap maps its rows onto its rows.
-void SubproblemBounds::find_interchangeable(const std::vector<SearchBidder>& bidders, std::size_t items) {
+std::vector<std::vector<std::vector<int>>> SubproblemBounds::find_interchangeable(
+    const std::vector<SearchBidder>& bidders, std::size_t items, const std::vector<std::vector<ItemLoad>>& relevant) {
   const std::size_t n = bidders.size();
-  interchangeable_.assign(n + 1, {});
+  std::vector<std::vector<std::vector<int>>> interchangeable(n + 1);
   std::vector<int> cls(items, 0);  // past the last bidder every item is alike
   int classes = 1;
   for (std::size_t d = n; d-- > 0;) {
@@ -135,13 +152,14 @@ void SubproblemBounds::find_interchangeable(const std::vector<SearchBidder>& bid
       }
       cls[static_cast<std::size_t>(t)] = joined;
     }
-    // The classes of this position's key: indices into relevant_[d] of items of one class, two or more.
+    // The classes of this position's key: indices into relevant[d] of items of one class, two or more.
     std::map<int, std::vector<int>> members;
-    for (std::size_t k = 0; k < relevant_[d].size(); ++k)
-      members[cls[static_cast<std::size_t>(relevant_[d][k].item)]].push_back(static_cast<int>(k));
+    for (std::size_t k = 0; k < relevant[d].size(); ++k)
+      members[cls[static_cast<std::size_t>(relevant[d][k].item)]].push_back(static_cast<int>(k));
     for (auto& [c, list] : members)
-      if (list.size() > 1) interchangeable_[d].push_back(std::move(list));
+      if (list.size() > 1) interchangeable[d].push_back(std::move(list));
   }
+  return interchangeable;
 }
 
 double SubproblemBounds::Table::find(std::size_t position, int tag, const Key& key) const {

@@ -88,11 +88,25 @@ class SubproblemBounds {
     std::vector<int> words_;                                        // the keys, back to back
   };
 
-  void find_interchangeable(const std::vector<SearchBidder>& bidders, std::size_t items);
+  // What each position's key holds, flat: made by use_for, then only read, so copies share it. As a vector per
+  // position and per class (at 200 bidders tens of thousands of them), its copy in each solve without a winner and
+  // its release took up to a millisecond each.
+  struct KeyLayout {
+    // Position d's items: relevant[relevant_from[d], relevant_from[d + 1]), each (item, the most bidders [d, end)
+    // ask of it).
+    std::vector<ItemLoad> relevant;
+    std::vector<std::size_t> relevant_from;
+    // Position d's classes of interchangeable items: classes [classes_from[d], classes_from[d + 1]), class c the
+    // indices into d's relevant items members[members_from[c], members_from[c + 1]).
+    std::vector<int> members;
+    std::vector<std::size_t> members_from;
+    std::vector<std::size_t> classes_from;
+  };
+  static std::vector<std::vector<std::vector<int>>> find_interchangeable(
+      const std::vector<SearchBidder>& bidders, std::size_t items, const std::vector<std::vector<ItemLoad>>& relevant);
 
   const PackingProblem* problem_ = nullptr;
-  std::vector<std::vector<ItemLoad>> relevant_;  // per position: (item, the most bidders [position, end) ask of it)
-  std::vector<std::vector<std::vector<int>>> interchangeable_;  // per position: classes, as indices into relevant_
+  std::shared_ptr<const KeyLayout> keys_;
   Table own_;                                    // recorded since the last share()
   std::shared_ptr<const Table> shared_;          // share()'s, read by every copy
 };

@@ -402,9 +402,9 @@ class SlowStartSolver final : public WinnerSolver {
 };
 
 // Ten bidders, each alone on a GPU of its own, all winners; 0.5 s for the auction. The solve without the first winner
-// gets a tenth of it, 50 ms, and takes 150: it overran its share by 100 ms. The next winner's share, at most 350 ms
-// over the nine left (39 ms), is less than that, so it gets its stand-in without a solver call (before, it was solved,
-// ending 100 ms further past its share). The stand-in is the PF packing less it, W*_{-i} = 9.
+// gets about a tenth of it, 49 ms, and takes 150: it overran its share by 101 ms. The next winner's share, at most
+// 340 ms over the nine left (38 ms), is less than that, so it gets its stand-in without a solver call (before, it was
+// solved, ending 100 ms further past its share). The stand-in is the PF packing less it, W*_{-i} = 9.
 TEST(BoundedSolve, AWinnerWhoseShareIsLessThanTheLeastOverrunSoFarGetsItsStandIn) {
   PackingProblem p;
   p.item_count = 10;

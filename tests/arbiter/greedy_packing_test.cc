@@ -2,7 +2,7 @@
 // The Lagrangian bounds without each bidder in one pass (packing_problem.h) against one bound per bidder.
 // upgrade_packing (greedy_packing.h): on capacitated and unit problems its packing is feasible, worth at least its
 // start, and no bidder has a better row that fits the capacities the others leave it. improve_packing on capacitated
-// problems: feasible, and worth at least what upgrade_packing makes of the same start.
+// problems: feasible, and worth at least what upgrade_packing makes of the same start; past its deadline, no move.
 #include "policy/arbiter/greedy_packing.h"
 
 #include <gtest/gtest.h>
@@ -133,6 +133,23 @@ TEST(ImprovePacking, EvictsTheHolderOnACapacitatedItemAndLetsItRepick) {
   problem.bidders[1].rows[1].gain = 0.0;
   problem.bidders[1].rows[0].gain = 2.5;
   EXPECT_EQ(improve_packing(problem, -1, {0, 0}), (PackingChoice{0, 0}));
+}
+
+// A local search whose deadline has passed makes no move of its own: on a capacitated problem it returns what
+// upgrade_packing makes of its start (the eviction above is not tried), on a unit problem its start.
+TEST(ImprovePacking, StopsAtItsDeadline) {
+  PackingProblem capacitated;
+  capacitated.item_count = 2;
+  capacitated.item_capacity = {4, 1};
+  capacitated.bidders = {{1, {{0, 1.0, {0, 0}}, {1, 3.0, {0, 0, 0, 0}}}}, {2, {{0, 0.5, {0, 0}}, {1, 0.4, {1}}}}};
+  ASSERT_EQ(improve_packing(capacitated, -1, {0, 0}, Deadline(60)), (PackingChoice{1, 1}));
+  EXPECT_EQ(improve_packing(capacitated, -1, {0, 0}, Deadline(1e-9)), (PackingChoice{0, 0}));
+  // GPUs 0-2: a holds {0} (gain 1) and would take {0, 1} (gain 3) once b, on {1}, moves to {2}.
+  PackingProblem unit;
+  unit.item_count = 3;
+  unit.bidders = {{1, {{0, 1.0, {0}}, {1, 3.0, {0, 1}}}}, {2, {{0, 1.0, {1}}, {1, 0.9, {2}}}}};
+  ASSERT_EQ(improve_packing(unit, -1, {0, 0}, Deadline(60)), (PackingChoice{1, 1}));
+  EXPECT_EQ(improve_packing(unit, -1, {0, 0}, Deadline(1e-9)), (PackingChoice{0, 0}));
 }
 
 // GreedyOrders, sorted once with every bidder, packs without bidder i as greedy_packing does on the problem where i
