@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -62,17 +63,12 @@ void take_from(std::atomic<std::size_t>& next, std::size_t count, const Deadline
   }
 }
 
-// Lowers `least` to `value` where that is less (raises `most` where more), whichever thread stores first.
-void lower_to(std::atomic<double>& least, double value) {
-  double now = least.load();
-  while (value < now && !least.compare_exchange_weak(now, value)) {
-    // `now` holds what another thread stored: try again while `value` is still the lesser
-  }
-}
-void raise_to(std::atomic<double>& most, double value) {
-  double now = most.load();
-  while (value > now && !most.compare_exchange_weak(now, value)) {
-    // as above
+// Stores `value` in `kept` where `beyond(value, what it holds)`, whichever thread stores first (std::less: the least).
+template <class Beyond>
+void keep_beyond(std::atomic<double>& kept, double value, Beyond beyond) {
+  double now = kept.load();
+  while (beyond(value, now) && !kept.compare_exchange_weak(now, value)) {
+    // `now` holds what another thread stored: try again while `value` is still beyond it
   }
 }
 
@@ -317,8 +313,8 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
     if (deadline.enabled()) {
       const double overrun = std::max(0.0, -share_unspent());
-      lower_to(least_overrun, overrun);
-      raise_to(most_overrun, overrun);
+      keep_beyond(least_overrun, overrun, std::less<>());
+      keep_beyond(most_overrun, overrun, std::greater<>());
     }
     if (k < stopped.size() && !without[k].solution.proven_optimal) {
       stopped[k].prices = std::move(own_prices);
@@ -377,7 +373,7 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
       const SolveLimits each{std::max(1e-6, share - (left_at_start - deadline.remaining())), limits.max_nodes_per_solve};
       PackingSolution more = solver.solve(problem, winners[k], each, SolveHints{&start, &stopped[k].prices, &stopped[k].memory});
       stopped[k] = Stopped{};
-      raise_to(most_overrun, std::max(0.0, left_at_start - deadline.remaining() - share));
+      keep_beyond(most_overrun, std::max(0.0, left_at_start - deadline.remaining() - share), std::greater<>());
       const PackingSolution& before = without[k].solution;
       more.nodes += before.nodes;
       more.bound = std::min(more.bound, before.bound);

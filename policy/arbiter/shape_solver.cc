@@ -402,7 +402,6 @@ class Search {
   }
 
   const Deadline& deadline() const { return deadline_; }
-  bool out_of_time() const { return deadline_.passed(); }
   const PackingChoice& best_choice() const { return best_choice_; }
   double best_value() const { return best_value_; }
   std::int64_t nodes() const { return nodes_; }
@@ -769,12 +768,12 @@ PackingSolution ShapeSolver::solve(const PackingProblem& problem, int excluded, 
     solution.nodes = search.nodes();
     return solution;
   };
-  if (started && search.out_of_time()) return stopped_before_search(lagrangian_bound(problem, excluded, prices));
+  if (started && search.deadline().passed()) return stopped_before_search(lagrangian_bound(problem, excluded, prices));
   std::vector<double> lambda = prices;
   search.prepare_root();
   const double root_bound = search.optimise(0, lambda, warm ? kWarmRootSteps : kRootSteps, search.best_value());
   prices = lambda;
-  if (started && search.out_of_time()) return stopped_before_search(root_bound);
+  if (started && search.deadline().passed()) return stopped_before_search(root_bound);
   search.set_root_steps_bound(root_bound);
   const bool complete = search.run(std::move(lambda), node_steps_, lp_from_nodes_, lp_worth_, racks_);
 
