@@ -11,6 +11,7 @@
 // price, its columns' reduced gains), which bounds it too (bound_without, as RackBound::bound_without does). The bounds
 // only report how far a packing may be from the optimum (the auction's gap, whether the PF solve counts as proven); no
 // packing is chosen by them.
+#include <atomic>
 #include <limits>
 #include <vector>
 
@@ -23,12 +24,15 @@ struct CutBound {
   double bound = std::numeric_limits<double>::infinity();  // +inf where the LP was not solved
   std::vector<double> own;  // per bidder: its part of `bound` (empty where none)
   int cuts = 0;             // the cuts added
+  static constexpr int kDefaultRounds = 10;
 
   double bound_without(int bidder) const;
 };
 
 // Solves the LP and adds up to `rounds` rounds of cuts while the deadline allows (the rounds stop at one that adds
-// none); the bound is the lowest of those the rounds reached.
-CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int rounds = 10);
+// none); the bound is the lowest of those the rounds reached. `stop`, where given, ends it early once set: CLP stops at
+// its next iteration, and no round starts after it (a round's cut generation runs to its end).
+CutBound cut_bound(const PackingProblem& problem, const Deadline& deadline, int rounds = CutBound::kDefaultRounds,
+                   const std::atomic<bool>* stop = nullptr);
 
 }  // namespace themis::arbiter

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "policy/arbiter/cut_bound.h"
+#include "policy/arbiter/cut_bound_beside.h"
 #include "policy/arbiter/deadline.h"
 #include "policy/arbiter/displacement.h"
 #include "policy/arbiter/greedy_packing.h"
@@ -96,6 +97,10 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // where it ends unproven (below).
   const double hood_share = limits.max_seconds / 16;
   SolveLimits first{deadline.enabled() ? limits.max_seconds / 2 - hood_share : 0, limits.max_nodes_per_solve};
+  // With a budget and a second thread, the PF problem's cut bound (below) runs beside the PF solve, from a sixteenth of
+  // the budget (a PF solve proven before then costs no LP) to the end of its half.
+  std::optional<CutBoundBeside> cuts_beside;
+  if (deadline.enabled() && limits.threads > 1) cuts_beside.emplace(problem, limits.max_seconds / 16, limits.max_seconds / 2);
   const Solved pf = solve(problem, -1, nullptr, solver, first, SolveHints{nullptr, &pf_prices, &pf_memory},
                           limits.small_search_nodes);
   out.pf = pf.solution;
@@ -116,11 +121,20 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
     }
   }
   // Where the budget leaves the PF solve unproven, its search reports its root's bound: the LP with rounds of cuts
-  // (cut_bound.h), for up to a sixteenth of the budget, mostly bounds it far tighter, and the problems without each
-  // winner too. These bounds only report the gap; no packing depends on them.
+  // (cut_bound.h) mostly bounds it far tighter, and the problems without each winner too; beside the PF solve where it
+  // ran there, else for up to a sixteenth of the budget after it. These bounds only report the gap; no packing depends
+  // on them.
   CutBound cuts;
-  if (!out.pf.proven_optimal && deadline.enabled() && !deadline.passed()) {
+  std::optional<CutBound> beside;
+  if (cuts_beside && out.pf.proven_optimal)
+    cuts_beside->cancel();
+  else if (cuts_beside)
+    beside = cuts_beside->finish();
+  if (beside)
+    cuts = std::move(*beside);
+  else if (!out.pf.proven_optimal && deadline.enabled() && !deadline.passed())
     cuts = cut_bound(problem, Deadline(std::min(deadline.budget_left(), limits.max_seconds / 16)));
+  if (!out.pf.proven_optimal && std::isfinite(cuts.bound)) {
     out.pf.bound = std::max(out.pf.value, std::min(out.pf.bound, cuts.bound));
     out.pf.proven_optimal = out.pf.value >= out.pf.bound - kImprovementTolerance;
   }

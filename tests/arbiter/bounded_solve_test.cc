@@ -185,6 +185,43 @@ TEST(BoundedSolve, StoppedWinnersGapIsBoundedByThePfBoundWithoutThem) {
   EXPECT_NEAR(skipped.gap, 0.3 / 3.3, 1e-12);
 }
 
+// A solver whose PF solve takes 300 ms and stops unproven with one gang of four GPUs (1.0) under the LP's bound (1.5),
+// and whose solve without that winner finds the other gang, proven.
+class SlowUnprovenPfSolver final : public WinnerSolver {
+ public:
+  std::string_view name() const override { return "slow unproven PF"; }
+  PackingSolution solve(const PackingProblem& problem, int excluded, const SolveLimits&, const SolveHints&) override {
+    PackingSolution s;
+    if (excluded < 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    s.choice = excluded == 0 ? PackingChoice{-1, 0} : PackingChoice{0, -1};
+    s.value = packing_value(problem, s.choice);
+    s.bound = excluded < 0 ? 1.5 : s.value;
+    s.proven_optimal = excluded >= 0;
+    return s;
+  }
+};
+
+// One machine of six GPUs and two gangs of four, 1.0 each: the cuts see that only one fits (cut_bound.h), so the PF
+// packing the search left unproven under the LP's bound is proven, and the auction's gap is 0. On two threads the cut
+// bound runs beside the PF solve, from 50 ms of the 0.8 s budget on (its rounds take a millisecond; the 300 ms solve
+// leaves room for a thread that starts late), on one after it: the same outcome.
+TEST(BoundedSolve, TheCutBoundProvesThePfPackingTheSearchLeftUnprovenOnOneThreadOrTwo) {
+  PackingProblem p;
+  p.item_count = 1;
+  p.item_capacity = {6};
+  for (int b = 0; b < 2; ++b) p.bidders.push_back({b + 1, {PackingRow{0, 1.0, {0, 0, 0, 0}}}});
+  SlowUnprovenPfSolver solver;
+  for (const int threads : {1, 2}) {
+    AuctionLimits limits{0.8, 0};
+    limits.threads = threads;
+    const PartialAllocation pa = partial_allocation(p, solver, limits);
+    EXPECT_TRUE(pa.pf.proven_optimal) << threads << " thread(s)";
+    EXPECT_NEAR(pa.pf.bound, 1.0, 1e-7) << threads << " thread(s)";
+    EXPECT_EQ(pa.gap, 0) << threads << " thread(s)";
+    EXPECT_TRUE(pa.proven_optimal) << threads << " thread(s)";
+  }
+}
+
 // A solver whose solves without a bidder stop unproven on a first call with their memory, on their optimum (a alone,
 // 3.0) under a bound of 100, after `first_nodes` nodes, and prove it on a call given that memory again.
 class SecondCallSolver final : public WinnerSolver {

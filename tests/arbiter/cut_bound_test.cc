@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <optional>
 #include <vector>
+
+#include "policy/arbiter/cut_bound_beside.h"
 
 #include "brute_force.h"
 #include "random_rack_problem.h"
@@ -59,6 +64,54 @@ TEST(CutBound, AProblemWithoutRowsIsBoundedByNothing) {
   problem.item_capacity = {4};
   problem.bidders.push_back({1, {}});
   EXPECT_EQ(cut_bound(problem, kNoDeadline).bound, 0);
+}
+
+TEST(CutBound, SolvesNothingOnceStopped) {
+  Rng rng(5);
+  const PackingProblem problem = random_rack_problem(rng);
+  const std::atomic<bool> stop{true};
+  const CutBound stopped = cut_bound(problem, kNoDeadline, CutBound::kDefaultRounds, &stop);
+  EXPECT_TRUE(std::isinf(stopped.bound));
+  EXPECT_EQ(stopped.cuts, 0);
+  const std::atomic<bool> go{false};
+  EXPECT_EQ(cut_bound(problem, kNoDeadline, CutBound::kDefaultRounds, &go).bound, cut_bound(problem, kNoDeadline).bound);
+}
+
+// Beside a PF solve left unproven, the thread's bound is the cut bound of the problem: the same prices, the same parts
+// per bidder.
+TEST(CutBoundBeside, HandsOverTheCutBoundWhereThePfSolveNeedsIt) {
+  Rng rng(17);
+  int compared = 0;
+  for (int instance = 0; instance < 20; ++instance) {
+    const PackingProblem problem = random_rack_problem(rng);
+    const CutBound alone = cut_bound(problem, kNoDeadline);
+    CutBoundBeside beside(problem, /*start_after=*/0, /*end_after=*/600);
+    const std::optional<CutBound> handed = beside.finish();
+    ASSERT_TRUE(handed.has_value()) << "instance " << instance;
+    EXPECT_EQ(handed->bound, alone.bound) << "instance " << instance;
+    EXPECT_EQ(handed->cuts, alone.cuts) << "instance " << instance;
+    EXPECT_EQ(handed->own, alone.own) << "instance " << instance;
+    if (alone.cuts > 0) ++compared;
+  }
+  EXPECT_GT(compared, 0);  // some of them with rounds of cuts
+}
+
+// A PF solve that ends before the thread's start leaves it unstarted (nothing handed over, and no waiting for the rest of
+// its start: the test would take ten minutes); one proven stops it.
+TEST(CutBoundBeside, NeverStartsAfterThePfSolveEndedAndStopsWhereItIsProven) {
+  Rng rng(23);
+  const PackingProblem problem = random_rack_problem(rng);
+  {
+    CutBoundBeside beside(problem, /*start_after=*/600, /*end_after=*/600);
+    EXPECT_FALSE(beside.finish().has_value());
+  }
+  {
+    CutBoundBeside beside(problem, /*start_after=*/0, /*end_after=*/600);
+    beside.cancel();
+  }  // the destructor waits for the thread: at once, or after the round it was in
+  {
+    CutBoundBeside unfinished(problem, /*start_after=*/600, /*end_after=*/600);  // the destructor ends its wait
+  }
 }
 
 }  // namespace
