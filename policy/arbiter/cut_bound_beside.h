@@ -4,9 +4,9 @@
 // took more than the sixteenth of the budget the cuts had after it (docs/performance.md, "The cut bound beside the PF
 // solve").
 //
-// The thread waits `start_after` seconds first (none where ≤ 0), so that the PF solves that end within them (most
-// auctions at 20 and 50 bidders prove theirs in a few milliseconds) cost no LP; it then runs until its rounds are done
-// or `end_after` seconds from construction have passed (the PF solve's half of the budget), or until cancel().
+// The thread waits `start_after` seconds first (none where ≤ 0), so that the PF solves proven within them cost no LP (the
+// gang auctions at 20 and 50 bidders prove theirs in a few to a few tens of milliseconds); it then runs until its rounds
+// are done or `end_after` seconds from construction have passed (the PF solve's half of the budget), or until cancel().
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
