@@ -1,5 +1,6 @@
 #pragma once
-// The solvers' time budget. This is the arbiter's only clock read, and only when a budget is set: a
+// The solvers' time budget. This is the arbiter's only clock read (besides the timed wait of the cut bound's thread
+// for its start, cut_bound_beside.h, and CLP's own limit), and only when a budget is set: a
 // round must finish in bounded time on instances too large to solve exactly. For byte-for-byte
 // reproducible runs (the simulator) set no time budget and bound the search by nodes instead.
 #include <algorithm>

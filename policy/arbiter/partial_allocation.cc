@@ -125,12 +125,9 @@ PartialAllocation partial_allocation(const PackingProblem& problem, WinnerSolver
   // ran there, else for up to a sixteenth of the budget after it. These bounds only report the gap; no packing depends
   // on them.
   CutBound cuts;
-  std::optional<CutBound> beside;
   if (cuts_beside && out.pf.proven_optimal)
     cuts_beside->cancel();
-  else if (cuts_beside)
-    beside = cuts_beside->finish();
-  if (beside)
+  else if (std::optional<CutBound> beside = cuts_beside ? cuts_beside->finish() : std::nullopt)
     cuts = std::move(*beside);
   else if (!out.pf.proven_optimal && deadline.enabled() && !deadline.passed())
     cuts = cut_bound(problem, Deadline(std::min(deadline.budget_left(), limits.max_seconds / 16)));
