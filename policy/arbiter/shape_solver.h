@@ -10,7 +10,8 @@
 // only as much as the remaining bidders can take of it together (the largest total of their rows' units
 // within it: 4 of a machine's 6 free GPUs to gangs of 4 and 8), which tightens that bound and the LP's. λ comes from
 // subgradient steps at the root (from the caller's prices when given, as in the N+1 solves), and a few
-// more at every node the inherited prices do not prune, so the bound follows the residual capacities.
+// more at every node the inherited prices do not prune, so the bound follows the residual capacities (not where the
+// rack table below bounds the nodes in the LP's place: there the nodes keep their parent's prices).
 // Shapes are what make this bound tight: bundles of equal ρ that differ only by interchangeable GPUs
 // are one row, so the relaxation can no longer split a bidder between them.
 //
